@@ -1,0 +1,21 @@
+import { createHash, randomInt } from 'node:crypto';
+
+// D-4: keys are stored as SHA-256 (hex) plus a short display prefix; the plain key is shown once at issue.
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** What lists and logs may show of a key: enough to tell keys apart, useless to call with. */
+export function displayPrefixOf(key: string): string {
+  return `${key.slice(0, 12)}…`;
+}
+
+/** `pk_live_` + 32 random base62 characters (D-4), from the CSPRNG. */
+export function generateApiKey(): string {
+  let body = '';
+  for (let i = 0; i < 32; i++) body += BASE62[randomInt(BASE62.length)];
+  return `pk_live_${body}`;
+}

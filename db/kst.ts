@@ -1,0 +1,44 @@
+// All calendar logic of the service in KST (Asia/Seoul, UTC+9, no DST since 1988; D-5), in one place.
+// Days are `YYYY-MM-DD` strings; timestamps are written `YYYY-MM-DDTHH:mm:ss+09:00`. The SQL side of the
+// same rules (day of an instant, timestamp text) is in db/queries/sql.ts.
+
+const KST_OFFSET_MS = 9 * 60 * 60 * 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The KST calendar day of an instant. */
+export function kstDay(instant: Date): string {
+  return new Date(instant.getTime() + KST_OFFSET_MS).toISOString().slice(0, 10);
+}
+
+/** "Today" is the current KST day (D-5). */
+export function kstToday(now: Date = new Date()): string {
+  return kstDay(now);
+}
+
+/** The instant a KST day starts (00:00:00+09:00). */
+export function kstDayStart(day: string): Date {
+  return new Date(Date.parse(`${day}T00:00:00+09:00`));
+}
+
+/** `day` shifted by `days` calendar days. */
+export function addDays(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** The Monday of the week a day falls in (spec §4.8 rule 1: weeks start on Monday). */
+export function mondayOf(day: string): string {
+  const weekday = new Date(Date.parse(`${day}T00:00:00Z`)).getUTCDay(); // 0 = Sunday
+  return addDays(day, -((weekday + 6) % 7));
+}
+
+/** The KST timestamp text of an instant: `2026-11-21T14:03:00+09:00`. */
+export function kstTimestamp(instant: Date): string {
+  return `${new Date(instant.getTime() + KST_OFFSET_MS).toISOString().slice(0, 19)}+09:00`;
+}
+
+/** True for a real calendar day written `YYYY-MM-DD` (rejects 2026-02-30 and 2026-1-1). */
+export function isCalendarDay(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const parsed = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === text;
+}

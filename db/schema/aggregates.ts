@@ -1,0 +1,54 @@
+import { bigint, date, index, integer, pgTable, primaryKey, serial } from 'drizzle-orm/pg-core';
+import { brands } from './brands';
+import { instant } from './columns';
+import { shops } from './shops';
+
+/**
+ * The daily aggregate (D-6): one row per (shop, KST day) with at least one review, for days before today.
+ * Rebuilt by db/aggregate.ts; review-stats reads only this table.
+ */
+export const reviewStatsDaily = pgTable(
+  'review_stats_daily',
+  {
+    shopId: integer('shop_id')
+      .notNull()
+      .references(() => shops.id),
+    day: date('day', { mode: 'string' }).notNull(),
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => brands.id),
+    reviewCount: integer('review_count').notNull(),
+    replyCount: integer('reply_count').notNull(),
+    ratingOne: integer('rating_one').notNull(),
+    ratingTwo: integer('rating_two').notNull(),
+    ratingThree: integer('rating_three').notNull(),
+    ratingFour: integer('rating_four').notNull(),
+    ratingFive: integer('rating_five').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shopId, t.day] }), index('review_stats_daily_brand_day_idx').on(t.brandId, t.day)],
+);
+
+/** One row per (shop, KST day) with a sales snapshot, for days before today (D-6). */
+export const salesDaily = pgTable(
+  'sales_daily',
+  {
+    shopId: integer('shop_id')
+      .notNull()
+      .references(() => shops.id),
+    day: date('day', { mode: 'string' }).notNull(),
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => brands.id),
+    salesAmount: bigint('sales_amount', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.shopId, t.day] }), index('sales_daily_brand_day_idx').on(t.brandId, t.day)],
+);
+
+/** One row per finished aggregate run: what it covered, for operators and for tests of idempotence. */
+export const aggregateRuns = pgTable('aggregate_runs', {
+  id: serial('id').primaryKey(),
+  /** Last KST day included (the day before "today" when the run started). */
+  throughDay: date('through_day', { mode: 'string' }).notNull(),
+  startedAt: instant('started_at').notNull(),
+  finishedAt: instant('finished_at').notNull(),
+});

@@ -1,0 +1,51 @@
+import { sql } from 'drizzle-orm';
+import { boolean, check, index, integer, pgTable, primaryKey, serial, smallint, text, unique } from 'drizzle-orm/pg-core';
+import { brands } from './brands';
+import { createdAt, instant } from './columns';
+import { managers } from './managers';
+import { shops } from './shops';
+
+/**
+ * A phone number verified for a brand (spec §2 critical_review_alerts rule 1: verification is per brand,
+ * registration to a shop is a separate step). `manager_id` null: the number belongs to no administrator.
+ */
+export const alertNumbers = pgTable(
+  'alert_numbers',
+  {
+    id: serial('id').primaryKey(),
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => brands.id),
+    phoneNumber: text('phone_number').notNull(),
+    managerId: integer('manager_id').references(() => managers.id),
+    verifiedAt: instant('verified_at').notNull().defaultNow(),
+    ...createdAt,
+  },
+  (t) => [unique('alert_numbers_brand_phone_uq').on(t.brandId, t.phoneNumber)],
+);
+
+/**
+ * A verified number registered to a shop: the authoritative list of alert recipients (rule 2).
+ * At most 3 per shop (spec §8) is enforced by the database: a slot 1..3, unique per shop.
+ */
+export const shopAlertNumbers = pgTable(
+  'shop_alert_numbers',
+  {
+    shopId: integer('shop_id')
+      .notNull()
+      .references(() => shops.id),
+    alertNumberId: integer('alert_number_id')
+      .notNull()
+      .references(() => alertNumbers.id),
+    slot: smallint('slot').notNull(),
+    /** false: registered but nothing is sent. */
+    enabled: boolean('enabled').notNull().default(true),
+    ...createdAt,
+  },
+  (t) => [
+    primaryKey({ columns: [t.shopId, t.alertNumberId] }),
+    unique('shop_alert_numbers_slot_uq').on(t.shopId, t.slot),
+    check('shop_alert_numbers_slot_range', sql`${t.slot} BETWEEN 1 AND 3`),
+    index('shop_alert_numbers_number_idx').on(t.alertNumberId),
+  ],
+);

@@ -1,0 +1,36 @@
+import { sql } from 'drizzle-orm';
+import { check, index, integer, pgTable, serial, smallint, text } from 'drizzle-orm/pg-core';
+import { createdAt } from './columns';
+import { partners } from './partners';
+
+// Public codes are URL-safe so they can stand in a path unencoded (check constraints below).
+
+
+export const brands = pgTable(
+  'brands',
+  {
+    id: serial('id').primaryKey(),
+    partnerId: integer('partner_id')
+      .notNull()
+      .references(() => partners.id),
+    brandCode: text('brand_code').notNull().unique(),
+    displayName: text('display_name').notNull(),
+    /**
+     * The brand's dissatisfaction star range (spec §2 is_critical rule 1), inclusive, compared with the
+     * rating rounded down (0.5 as 1). Read at query time, so a change applies at once (D-7).
+     */
+    criticalStarMin: smallint('critical_star_min').notNull().default(1),
+    criticalStarMax: smallint('critical_star_max').notNull().default(2),
+    ...createdAt,
+  },
+  (t) => [
+    index('brands_partner_idx').on(t.partnerId, t.createdAt, t.brandCode),
+    check('brands_code_format', sql`${t.brandCode} ~ '^[A-Za-z0-9_-]{1,64}$'`),
+    check(
+      'brands_critical_range',
+      sql`${t.criticalStarMin} BETWEEN 1 AND 5 AND ${t.criticalStarMax} BETWEEN 1 AND 5 AND ${t.criticalStarMin} <= ${t.criticalStarMax}`,
+    ),
+  ],
+);
+
+export type Brand = typeof brands.$inferSelect;

@@ -1,0 +1,36 @@
+import { index, integer, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
+import { brands } from './brands';
+import { createdAt } from './columns';
+import { managerRoleEnum } from './enums';
+import { shops } from './shops';
+
+/** A head-office administrator of a brand. Not a shop owner; being assigned does not mean receiving alerts. */
+export const managers = pgTable(
+  'managers',
+  {
+    id: serial('id').primaryKey(),
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => brands.id),
+    displayName: text('display_name').notNull(),
+    /** null is a real value: an administrator without a role (spec §2 managers.role). */
+    role: managerRoleEnum('role'),
+    ...createdAt,
+  },
+  (t) => [index('managers_brand_idx').on(t.brandId)],
+);
+
+/** Assignment of administrators to shops (spec §2 Shop.managers). */
+export const shopManagers = pgTable(
+  'shop_managers',
+  {
+    shopId: integer('shop_id')
+      .notNull()
+      .references(() => shops.id),
+    managerId: integer('manager_id')
+      .notNull()
+      .references(() => managers.id),
+    ...createdAt,
+  },
+  (t) => [primaryKey({ columns: [t.shopId, t.managerId] }), index('shop_managers_manager_idx').on(t.managerId)],
+);

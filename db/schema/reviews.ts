@@ -1,0 +1,85 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigserial,
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  smallint,
+  text,
+  unique,
+} from 'drizzle-orm/pg-core';
+import { brands } from './brands';
+import { createdAt, instant } from './columns';
+import { replyStateEnum } from './enums';
+import { shops } from './shops';
+
+/**
+ * A collected review. The rules of spec §2 Review that depend only on the row are stored generated
+ * columns, so there is exactly one definition of each, shared by the filters, the output and the aggregate:
+ * - `star_bucket`: the rating rounded down, 0.5 counted as 1, no rating as 0 (spec §4.5 rules 1-2, D-7);
+ * - `is_replied`: POSTED or OWNER_DIRECT (spec §2 Review rules 1-2);
+ * - `is_handled`: replied OR a negative-review alert was sent (D-7).
+ * `is_critical` also depends on the brand's current range, so it is computed at read time (D-7), from
+ * `star_bucket` and `ai_negative` (db/queries/reviews/rules.ts).
+ */
+export const reviews = pgTable(
+  'reviews',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** Public id; fixed-width so that text order equals age order (D-9 tie-break). */
+    reviewCode: text('review_code').notNull(),
+    /** Denormalised from the shop so that tenancy is in every index (the brand is every query's scope). */
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => brands.id),
+    shopId: integer('shop_id')
+      .notNull()
+      .references(() => shops.id),
+    writtenAt: instant('written_at').notNull(),
+    /** "" for a star-only review. */
+    content: text('content').notNull().default(''),
+    /** 0.5 to 5 in steps of 0.5, or null when the review has no star rating. */
+    rating: doublePrecision('rating'),
+    /** null when there are none; never an empty array (D-7). */
+    menus: text('menus').array(),
+    /** The stored AI judgement of the text (spec §2 is_critical rule 2). */
+    aiNegative: boolean('ai_negative').notNull().default(false),
+    replyState: replyStateEnum('reply_state').notNull().default('NONE'),
+    /** Text of a posted, owner-direct, scheduled or failed reply; only shown when replied (D-7). */
+    replyContent: text('reply_content'),
+    replyAt: instant('reply_at'),
+    /** When a negative-review alert was sent; null if none. */
+    alertSentAt: instant('alert_sent_at'),
+    starBucket: smallint('star_bucket')
+      .notNull()
+      .generatedAlwaysAs(
+        sql`CASE WHEN rating IS NULL THEN 0 WHEN rating < 1 THEN 1 ELSE floor(rating)::smallint END`,
+      ),
+    isReplied: boolean('is_replied')
+      .notNull()
+      .generatedAlwaysAs(sql`reply_state IN ('POSTED', 'OWNER_DIRECT')`),
+    isHandled: boolean('is_handled')
+      .notNull()
+      .generatedAlwaysAs(sql`reply_state IN ('POSTED', 'OWNER_DIRECT') OR alert_sent_at IS NOT NULL`),
+    ...createdAt,
+  },
+  (t) => [
+    unique('reviews_code_uq').on(t.reviewCode),
+    // Ascending on purpose: drizzle-kit writes .desc() as DESC NULLS LAST, which ORDER BY … DESC cannot
+    // use; an ascending index read backwards serves "newest first" (../shared/notes/data-and-ratelimit.md).
+    index('reviews_brand_written_idx').on(t.brandId, t.writtenAt, t.reviewCode),
+    index('reviews_shop_written_idx').on(t.shopId, t.writtenAt, t.reviewCode),
+    check(
+      'reviews_rating_steps',
+      sql`${t.rating} IS NULL OR (${t.rating} BETWEEN 0.5 AND 5 AND ${t.rating} * 2 = floor(${t.rating} * 2))`,
+    ),
+    check('reviews_menus_not_empty', sql`${t.menus} IS NULL OR cardinality(${t.menus}) > 0`),
+    check('reviews_code_format', sql`${t.reviewCode} ~ '^[A-Za-z0-9_-]{1,64}$'`),
+  ],
+);
+
+export type Review = typeof reviews.$inferSelect;
+export type NewReview = typeof reviews.$inferInsert;

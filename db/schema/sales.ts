@@ -1,0 +1,18 @@
+import { sql } from 'drizzle-orm';
+import { bigint, check, date, integer, pgTable, primaryKey } from 'drizzle-orm/pg-core';
+import { createdAt } from './columns';
+import { shops } from './shops';
+
+/** One collected sales snapshot per shop and KST day, in won (spec §4.8 rule 3: sums of daily snapshots). */
+export const salesSnapshots = pgTable(
+  'sales_snapshots',
+  {
+    shopId: integer('shop_id')
+      .notNull()
+      .references(() => shops.id),
+    day: date('day', { mode: 'string' }).notNull(),
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    ...createdAt,
+  },
+  (t) => [primaryKey({ columns: [t.shopId, t.day] }), check('sales_snapshots_amount', sql`${t.amount} >= 0`)],
+);

@@ -1,0 +1,32 @@
+import { index, integer, pgTable, serial, text, unique } from 'drizzle-orm/pg-core';
+import { brands } from './brands';
+import { createdAt, instant } from './columns';
+import { platformEnum, shopStatusEnum } from './enums';
+import { brandUsers } from './users';
+
+export const shops = pgTable(
+  'shops',
+  {
+    id: serial('id').primaryKey(),
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => brands.id),
+    /** null: the shop belongs to no brand user (spec §2 Shop `user` may be null). */
+    userId: integer('user_id').references(() => brandUsers.id),
+    platform: platformEnum('platform').notNull(),
+    platformShopId: text('platform_shop_id').notNull(),
+    name: text('name').notNull(),
+    categoryName: text('category_name').notNull(),
+    status: shopStatusEnum('status').notNull(),
+    /** When the link was made; a shop linked today is left out of the daily aggregate (spec §4.8 rule 2). */
+    linkedAt: instant('linked_at').notNull().defaultNow(),
+    ...createdAt,
+  },
+  (t) => [
+    unique('shops_platform_shop_uq').on(t.brandId, t.platform, t.platformShopId),
+    index('shops_order_idx').on(t.brandId, t.name, t.platform, t.platformShopId),
+    index('shops_user_idx').on(t.userId),
+  ],
+);
+
+export type Shop = typeof shops.$inferSelect;
