@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -5,7 +6,6 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import path from 'node:path';
 import postgres from 'postgres';
 import * as schema from './schema';
 
@@ -54,7 +54,8 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     db,
     driver: 'pglite',
     migrate: () => migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER }),
-    rows: async <T>(query: Parameters<Db['execute']>[0]) => ((await db.execute(query)) as unknown as { rows: T[] }).rows,
+    rows: async <T>(query: Parameters<Db['execute']>[0]) =>
+      ((await db.execute(query)) as unknown as { rows: T[] }).rows,
     close: () => client.close(),
     // Exposed for the test template (dumpDataDir); not part of DatabaseHandle's contract.
     ...({ pglite: client } as object),

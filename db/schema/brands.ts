@@ -5,7 +5,6 @@ import { partners } from './partners';
 
 // Public codes are URL-safe so they can stand in a path unencoded (check constraints below).
 
-
 export const brands = pgTable(
   'brands',
   {

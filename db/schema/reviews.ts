@@ -55,12 +55,8 @@ export const reviews = pgTable(
     alertSentAt: instant('alert_sent_at'),
     starBucket: smallint('star_bucket')
       .notNull()
-      .generatedAlwaysAs(
-        sql`CASE WHEN rating IS NULL THEN 0 WHEN rating < 1 THEN 1 ELSE floor(rating)::smallint END`,
-      ),
-    isReplied: boolean('is_replied')
-      .notNull()
-      .generatedAlwaysAs(sql`reply_state IN ('POSTED', 'OWNER_DIRECT')`),
+      .generatedAlwaysAs(sql`CASE WHEN rating IS NULL THEN 0 WHEN rating < 1 THEN 1 ELSE floor(rating)::smallint END`),
+    isReplied: boolean('is_replied').notNull().generatedAlwaysAs(sql`reply_state IN ('POSTED', 'OWNER_DIRECT')`),
     isHandled: boolean('is_handled')
       .notNull()
       .generatedAlwaysAs(sql`reply_state IN ('POSTED', 'OWNER_DIRECT') OR alert_sent_at IS NOT NULL`),

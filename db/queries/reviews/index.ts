@@ -1,0 +1,106 @@
+import { and, desc, eq, gte, lt, lte, not, type SQL } from 'drizzle-orm';
+import type { Db } from '../../client';
+import { addDays, kstDayStart, kstTimestamp } from '../../kst';
+import { reviews, shops } from '../../schema';
+import type { platformEnum } from '../../schema/enums';
+import type { BrandScope } from '../brands';
+import { type PageRequest, paginate } from '../pagination';
+import { isCritical, matchesKeyword } from './rules';
+
+/** The filters of spec §4.5, already validated. Days are KST `YYYY-MM-DD`, both inclusive. */
+export type ReviewFilters = {
+  from?: string | undefined;
+  to?: string | undefined;
+  platform_shop_id?: string | undefined;
+  platform?: (typeof platformEnum.enumValues)[number] | undefined;
+  rating_min?: number | undefined;
+  rating_max?: number | undefined;
+  replied?: boolean | undefined;
+  critical?: boolean | undefined;
+  handled?: boolean | undefined;
+  keyword?: string | undefined;
+};
+
+/** One review of spec §2, as both the list and the single read return it. */
+function reviewColumns(brand: BrandScope) {
+  return {
+    review_id: reviews.reviewCode,
+    platform_shop_id: shops.platformShopId,
+    shop_name: shops.name,
+    platform: shops.platform,
+    writtenAt: reviews.writtenAt,
+    content: reviews.content,
+    rating: reviews.rating,
+    menus: reviews.menus,
+    isReplied: reviews.isReplied,
+    replyContent: reviews.replyContent,
+    replyAt: reviews.replyAt,
+    is_critical: isCritical(brand),
+    is_handled: reviews.isHandled,
+  };
+}
+
+type ReviewRow = {
+  writtenAt: Date;
+  isReplied: boolean;
+  replyContent: string | null;
+  replyAt: Date | null;
+  menus: string[] | null;
+};
+
+/** D-7: a reply is shown only when REPLIED; a scheduled or failed reply's stored text never is. */
+function toReview<T extends ReviewRow>({ writtenAt, isReplied, replyContent, replyAt, menus, ...row }: T) {
+  return {
+    ...row,
+    date: kstTimestamp(writtenAt),
+    menus: menus?.length ? menus : null,
+    reply_status: isReplied ? ('REPLIED' as const) : ('NOT_REPLIED' as const),
+    reply_content: isReplied ? replyContent : null,
+    reply_date: isReplied && replyAt ? kstTimestamp(replyAt) : null,
+  };
+}
+
+/** Each filter of spec §4.5 as one condition; absent filters add none. */
+function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
+  const conditions: (SQL | undefined)[] = [
+    eq(reviews.brandId, brand.id),
+    filters.from === undefined ? undefined : gte(reviews.writtenAt, kstDayStart(filters.from)),
+    filters.to === undefined ? undefined : lt(reviews.writtenAt, kstDayStart(addDays(filters.to, 1))),
+    filters.platform_shop_id === undefined ? undefined : eq(shops.platformShopId, filters.platform_shop_id),
+    filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
+    // Rules 1-2: the star bucket (rating rounded down, 0.5 as 1, none as 0) against the bounds.
+    filters.rating_min === undefined ? undefined : gte(reviews.starBucket, filters.rating_min),
+    filters.rating_max === undefined ? undefined : lte(reviews.starBucket, filters.rating_max),
+    filters.replied === undefined ? undefined : eq(reviews.isReplied, filters.replied),
+    filters.critical === undefined ? undefined : filters.critical ? isCritical(brand) : not(isCritical(brand)),
+    filters.handled === undefined ? undefined : eq(reviews.isHandled, filters.handled),
+    filters.keyword === undefined ? undefined : matchesKeyword(filters.keyword),
+  ];
+  return conditions.filter((condition): condition is SQL => condition !== undefined);
+}
+
+/** Reviews of all shops of the brand, newest first, ties by review_id descending (D-9). */
+export function listReviews(db: Db, brand: BrandScope, filters: ReviewFilters, page: PageRequest) {
+  return paginate(async ({ limit, offset }) => {
+    const rows = await db
+      .select(reviewColumns(brand))
+      .from(reviews)
+      .innerJoin(shops, eq(shops.id, reviews.shopId))
+      .where(and(...filterConditions(brand, filters)))
+      .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
+      .limit(limit)
+      .offset(offset);
+    return rows.map(toReview);
+  }, page);
+}
+
+/** One review of the brand by its public id; undefined when missing or of another brand. */
+export async function findReview(db: Db, brand: BrandScope, reviewId: string) {
+  const [row] = await db
+    .select(reviewColumns(brand))
+    .from(reviews)
+    .innerJoin(shops, eq(shops.id, reviews.shopId))
+    .where(and(eq(reviews.brandId, brand.id), eq(reviews.reviewCode, reviewId)))
+    .limit(1);
+  return row && toReview(row);
+}

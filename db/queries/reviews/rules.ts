@@ -1,0 +1,30 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { reviews } from '../../schema';
+import type { BrandScope } from '../brands';
+
+// The review rules of spec §2 / §4.5 that are not plain columns, each defined once and used both for the
+// output field and for its filter. (Row-only rules are generated columns: db/schema/reviews.ts.)
+
+/**
+ * is_critical (spec §2, D-7): the star bucket (rating rounded down, 0.5 as 1, none as 0) falls in the
+ * brand's current dissatisfaction range, OR the stored AI judgement is negative. An unrated review is in
+ * bucket 0, outside every range, so the AI alone decides for it.
+ */
+export function isCritical(brand: BrandScope): SQL<boolean> {
+  return sql<boolean>`(${reviews.starBucket} BETWEEN ${brand.criticalStarMin} AND ${brand.criticalStarMax} OR ${reviews.aiNegative})`;
+}
+
+/** `%`, `_` and `\` are literal in a keyword (D-8): escape them for LIKE's default escape character. */
+export function likePattern(keyword: string): string {
+  return `%${keyword.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+}
+
+/**
+ * keyword (spec §4.5, D-8): a case-insensitive substring of the content or of any one menu name. The
+ * menu text expression is the trigram-indexed one (migration 0001); the EXISTS keeps a match from
+ * spanning two menu names.
+ */
+export function matchesKeyword(keyword: string): SQL<boolean> {
+  const pattern = likePattern(keyword);
+  return sql<boolean>`(${reviews.content} ILIKE ${pattern} OR (partner_menus_text(${reviews.menus}) ILIKE ${pattern} AND EXISTS (SELECT 1 FROM unnest(${reviews.menus}) AS menu(name) WHERE menu.name ILIKE ${pattern})))`;
+}

@@ -1,0 +1,63 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { Db } from '../client';
+import { kstTimestamp } from '../kst';
+import { brandUsers, platformAccounts } from '../schema';
+import type { BrandScope } from './brands';
+import { type PageRequest, paginate } from './pagination';
+
+const userColumns = {
+  id: brandUsers.id,
+  user_code: brandUsers.userCode,
+  display_name: brandUsers.displayName,
+  createdAt: brandUsers.createdAt,
+};
+
+/** Users of a brand, by registration time then code (D-9), each with its platform accounts. */
+export function listUsers(db: Db, brand: BrandScope, page: PageRequest) {
+  return paginate(async ({ limit, offset }) => {
+    const rows = await db
+      .select(userColumns)
+      .from(brandUsers)
+      .where(eq(brandUsers.brandId, brand.id))
+      .orderBy(asc(brandUsers.createdAt), asc(brandUsers.userCode))
+      .limit(limit)
+      .offset(offset);
+    return withPlatformAccounts(db, rows);
+  }, page);
+}
+
+/** One user of the brand; undefined when missing or of another brand. */
+export async function findUser(db: Db, brand: BrandScope, userCode: string) {
+  const rows = await db
+    .select(userColumns)
+    .from(brandUsers)
+    .where(and(eq(brandUsers.brandId, brand.id), eq(brandUsers.userCode, userCode)))
+    .limit(1);
+  const [user] = await withPlatformAccounts(db, rows);
+  return user;
+}
+
+async function withPlatformAccounts(
+  db: Db,
+  users: { id: number; user_code: string; display_name: string; createdAt: Date }[],
+) {
+  const ids = users.map((user) => user.id);
+  const accounts = ids.length
+    ? await db
+        .select({
+          userId: platformAccounts.userId,
+          platform: platformAccounts.platform,
+          status: platformAccounts.status,
+        })
+        .from(platformAccounts)
+        .where(inArray(platformAccounts.userId, ids))
+        .orderBy(asc(platformAccounts.userId), asc(platformAccounts.platform))
+    : [];
+  return users.map(({ id, createdAt, ...user }) => ({
+    ...user,
+    platform_accounts: accounts
+      .filter((account) => account.userId === id)
+      .map(({ platform, status }) => ({ platform, status })),
+    created_at: kstTimestamp(createdAt),
+  }));
+}

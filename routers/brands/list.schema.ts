@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { envelopeOf } from '../shared/envelope';
+import { readOperation } from '../shared/meta';
+import { pageOf, pageParams } from '../shared/pagination';
+import { kstTimestampSchema } from '../shared/values';
+
+export const listBrandsMeta = readOperation({
+  path: '/partner/v1/brands',
+  summary: 'List brands',
+  description: 'The brands of the partner that owns the key, oldest first.',
+  tag: 'Brands',
+  errors: ['PARTNER_API_INVALID_PARAMETER'],
+});
+
+export const listBrandsInput = z.object(pageParams);
+
+/** Spec §2 Brand. */
+export const brandSchema = z
+  .object({
+    brand_code: z.string().describe('Brand identifier, used in paths.'),
+    display_name: z.string().describe('Brand name.'),
+    created_at: kstTimestampSchema.describe('Brand creation time (KST).'),
+  })
+  .meta({ id: 'Brand' });
+
+export const listBrandsOutput = envelopeOf(pageOf(brandSchema));
+export type Brand = z.output<typeof brandSchema>;

@@ -1,0 +1,18 @@
+import { createCallerFactory, router } from '../server/trpc';
+import { brandsRouter } from './brands';
+import { reviewsRouter } from './reviews';
+import { shopsRouter } from './shops';
+import { usersRouter } from './users';
+
+/** The whole API: composition only. Its type is the SDK's contract. */
+export const appRouter = router({
+  brands: brandsRouter,
+  users: usersRouter,
+  shops: shopsRouter,
+  reviews: reviewsRouter,
+});
+
+export type AppRouter = typeof appRouter;
+
+/** Procedure-level calls without HTTP (tests, scripts): the same middleware as both HTTP doors. */
+export const createCaller = createCallerFactory(appRouter);

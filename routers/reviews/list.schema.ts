@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { envelopeOf } from '../shared/envelope';
+import { readOperation } from '../shared/meta';
+import { pageOf, pageParams } from '../shared/pagination';
+import { booleanParam, dayParam, daysInOrder, decimalParam, optional, textParam } from '../shared/params';
+import { platformSchema } from '../shared/values';
+import { reviewSchema } from './review.schema';
+
+export const listReviewsMeta = readOperation({
+  path: '/partner/v1/brands/{brand_code}/reviews',
+  summary: 'List reviews of a brand',
+  description:
+    'Reviews of all shops of the brand, newest first, read in real time from collected reviews. ' +
+    'keyword is not indexed for every length and is slower than the other filters: narrow the date range.',
+  tag: 'Reviews',
+  errors: ['PARTNER_API_INVALID_PARAMETER', 'PARTNER_API_BRAND_NOT_FOUND'],
+});
+
+/** The filters of spec §4.5 (D-11 for their formats). */
+export const listReviewsParams = {
+  from: optional(dayParam()).describe('Review date start, KST, inclusive (YYYY-MM-DD).'),
+  to: optional(dayParam()).describe('Review date end, KST, inclusive (YYYY-MM-DD).'),
+  platform_shop_id: optional(z.string()).describe('Only this shop.'),
+  platform: optional(platformSchema).describe('Only this platform.'),
+  rating_min: optional(decimalParam(0, 5)).describe(
+    'Lower bound, inclusive, on the rating rounded down (4.5 as 4, 0.5 as 1); a review without rating counts as 0.',
+  ),
+  rating_max: optional(decimalParam(0, 5)).describe(
+    'Upper bound, inclusive, on the rating rounded down; rating_max=0 returns only reviews without rating.',
+  ),
+  replied: optional(booleanParam()).describe('true or false: filter by reply state.'),
+  critical: optional(booleanParam()).describe('true: only dissatisfied reviews; false: exclude them.'),
+  handled: optional(booleanParam()).describe('true or false: filter by handled state.'),
+  keyword: optional(textParam(50)).describe(
+    'At most 50 characters; case-insensitive partial match in the content or in any menu name. % and _ are literal.',
+  ),
+  ...pageParams,
+};
+
+export function listReviewsCheck(
+  input: {
+    from?: string | undefined;
+    to?: string | undefined;
+    rating_min?: number | undefined;
+    rating_max?: number | undefined;
+  },
+  issues: Parameters<typeof daysInOrder>[1],
+) {
+  daysInOrder(input, issues);
+  if (input.rating_min !== undefined && input.rating_max !== undefined && input.rating_min > input.rating_max) {
+    issues.addIssue({ code: 'custom', message: 'rating_min is above rating_max', path: ['rating_min'] });
+  }
+}
+
+export const listReviewsOutput = envelopeOf(pageOf(reviewSchema));

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { isCalendarDay } from '../../db/kst';
+
+// Query-string parameters (D-11). REST sends every value as a string; the tRPC transport and createCaller
+// send typed values. Each helper accepts both, exactly, and nothing else. They are z.preprocess pipes on
+// purpose: trpc-to-openapi rewrites plain z.number()/z.boolean() schemas into coercing ones ("false" →
+// true, " " → 0) but leaves pipes alone (../shared/notes/trpc-to-openapi.md). A repeated parameter arrives
+// as an array and fails every helper (400). An empty value counts as absent: `optional`/`withDefault`
+// apply that first, outside the parsing, so `keyword=` and `page=` behave like no parameter at all.
+
+type Raw<T> = T | string | undefined;
+
+/** An integer in [min, max]: a JSON number, or a string of digits (never `1e3`, `0x10`, `1.0`, ` 1`). */
+export function integerParam(min: number, max: number) {
+  return z.preprocess(
+    (value: Raw<number>) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value),
+    z.number().int().min(min).max(max),
+  );
+}
+
+/** A decimal number in [min, max]: a JSON number, or a plain decimal string such as `4` or `4.5`. */
+export function decimalParam(min: number, max: number) {
+  return z.preprocess(
+    (value: Raw<number>) => (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value),
+    z.number().min(min).max(max),
+  );
+}
+
+/** `true` or `false`, exactly. */
+export function booleanParam() {
+  return z.preprocess(
+    (value: Raw<boolean | 'true' | 'false'>) => (value === 'true' ? true : value === 'false' ? false : value),
+    z.boolean(),
+  );
+}
+
+/** A real calendar day written YYYY-MM-DD, read as a KST day (D-5). */
+export function dayParam() {
+  return z
+    .string()
+    .refine(isCalendarDay, 'must be a calendar day YYYY-MM-DD')
+    .meta({ format: 'date', example: '2026-11-01' });
+}
+
+/** Free text of at most `max` characters, counted as code points so Hangul counts one each (D-8). */
+export function textParam(max: number) {
+  return z.string().refine((text) => [...text].length <= max, `at most ${max} characters`);
+}
+
+const absentIfEmpty = (value: unknown) => (value === '' ? undefined : value);
+
+/** An optional parameter; an empty value counts as absent. */
+export function optional<T extends z.ZodType>(schema: T) {
+  return z.preprocess(absentIfEmpty as (value: z.input<T> | undefined) => unknown, schema.optional());
+}
+
+/** A parameter with a default; an empty value counts as absent. */
+export function withDefault<T extends z.ZodType>(schema: T, fallback: z.output<T>) {
+  const defaulted = schema.optional().transform((value) => (value === undefined ? fallback : value));
+  return z.preprocess(absentIfEmpty as (value: z.input<T> | undefined) => unknown, defaulted);
+}
+
+type Issues = { addIssue(issue: { code: 'custom'; message: string; path: string[] }): void };
+
+/** `from` later than `to` is 400 on every endpoint that takes both (D-11). Days compare as text. */
+export function daysInOrder(input: { from?: string | undefined; to?: string | undefined }, issues: Issues) {
+  if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
+    issues.addIssue({ code: 'custom', message: 'from is later than to', path: ['from'] });
+  }
+}

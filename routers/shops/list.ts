@@ -1,0 +1,10 @@
+import { listShops } from '../../db/queries/shops';
+import { brandProcedure } from '../../server/trpc';
+import { success } from '../shared/envelope';
+import { listShopsMeta, listShopsOutput, listShopsParams } from './list.schema';
+
+/** GET /partner/v1/brands/{brand_code}/shops (spec §4.4). */
+export const list = brandProcedure(listShopsParams)
+  .meta(listShopsMeta)
+  .output(listShopsOutput)
+  .query(async ({ ctx, input }) => success(await listShops(ctx.db, ctx.brand, input)));

@@ -1,0 +1,15 @@
+import { findUser } from '../../db/queries/users';
+import { PartnerApiError } from '../../server/errors';
+import { brandProcedure } from '../../server/trpc';
+import { success } from '../shared/envelope';
+import { getUserMeta, getUserOutput, getUserParams } from './get.schema';
+
+/** GET /partner/v1/brands/{brand_code}/users/{user_code} (spec §4.3). */
+export const get = brandProcedure(getUserParams)
+  .meta(getUserMeta)
+  .output(getUserOutput)
+  .query(async ({ ctx, input }) => {
+    const user = await findUser(ctx.db, ctx.brand, input.user_code);
+    if (!user) throw new PartnerApiError('PARTNER_API_USER_NOT_FOUND');
+    return success(user);
+  });

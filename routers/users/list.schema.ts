@@ -1,0 +1,15 @@
+import { envelopeOf } from '../shared/envelope';
+import { readOperation } from '../shared/meta';
+import { pageOf, pageParams } from '../shared/pagination';
+import { userSchema } from './user.schema';
+
+export const listUsersMeta = readOperation({
+  path: '/partner/v1/brands/{brand_code}/users',
+  summary: 'List users of a brand',
+  description: 'Shop owners registered in the brand, in registration order.',
+  tag: 'Users',
+  errors: ['PARTNER_API_INVALID_PARAMETER', 'PARTNER_API_BRAND_NOT_FOUND'],
+});
+
+export const listUsersParams = pageParams;
+export const listUsersOutput = envelopeOf(pageOf(userSchema));

@@ -1,0 +1,10 @@
+import { listUsers } from '../../db/queries/users';
+import { brandProcedure } from '../../server/trpc';
+import { success } from '../shared/envelope';
+import { listUsersMeta, listUsersOutput, listUsersParams } from './list.schema';
+
+/** GET /partner/v1/brands/{brand_code}/users (spec §4.2). */
+export const list = brandProcedure(listUsersParams)
+  .meta(listUsersMeta)
+  .output(listUsersOutput)
+  .query(async ({ ctx, input }) => success(await listUsers(ctx.db, ctx.brand, input)));

@@ -1,0 +1,36 @@
+import { parseArgs } from 'node:util';
+import { seedDemo } from '../../db/seed/demo';
+import { seedLarge } from '../../db/seed/large';
+import { openConfiguredDatabase, runCli } from './database';
+
+// npm run db:seed [-- --reviews N]: the demo data of D-3 into an empty, migrated DATABASE_URL; with
+// --reviews, also the large benchmark brand (`bench-brand`) with N reviews, showing progress.
+runCli(async () => {
+  const { values } = parseArgs({ options: { reviews: { type: 'string' }, 'skip-demo': { type: 'boolean' } } });
+  const reviews = values.reviews === undefined ? undefined : Number(values.reviews);
+  if (reviews !== undefined && !(Number.isInteger(reviews) && reviews > 0))
+    throw new Error('--reviews takes a positive whole number');
+  const database = await openConfiguredDatabase();
+  try {
+    if (!values['skip-demo']) {
+      const summary = await seedDemo(database.db);
+      process.stdout.write(`demo data: ${JSON.stringify(summary)}\n`);
+    }
+    if (reviews) {
+      const started = Date.now();
+      const result = await seedLarge(database.db, { reviews, onProgress: progressBar() });
+      const seconds = (Date.now() - started) / 1000;
+      process.stdout.write(`\n${result.brandCode}: ${result.reviews} reviews in ${seconds.toFixed(1)} s\n`);
+    }
+  } finally {
+    await database.close();
+  }
+});
+
+function progressBar() {
+  return (done: number, total: number) => {
+    const width = 30;
+    const filled = Math.round((done / total) * width);
+    process.stdout.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} reviews`);
+  };
+}

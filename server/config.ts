@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+// D-2: the environment, parsed once at start. Nothing else reads process.env.
+
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUndefined, schema.optional());
+const integer = (min: number, max: number, fallback: number) =>
+  z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^\d+$/, 'must be a whole number')
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max))
+      .optional()
+      .default(fallback),
+  );
+const url = (protocols: RegExp) =>
+  z.url({ protocol: protocols, error: `must be a URL (${protocols.source.replaceAll('^', '').replaceAll('$', '')})` });
+
+export const configSchema = z
+  .object({
+    DATABASE_URL: optional(url(/^postgres(ql)?$/)),
+    REDIS_URL: optional(url(/^rediss?$/)),
+    UPSTASH_REDIS_REST_URL: optional(url(/^https?$/)),
+    UPSTASH_REDIS_REST_TOKEN: optional(z.string()),
+    PORT: integer(0, 65535, 3000),
+    HOST: z.preprocess(emptyAsUndefined, z.string().optional().default('127.0.0.1')),
+    LOG_LEVEL: z.preprocess(
+      emptyAsUndefined,
+      z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional().default('info'),
+    ),
+    RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
+  })
+  .superRefine((env, ctx) => {
+    if (Boolean(env.UPSTASH_REDIS_REST_URL) !== Boolean(env.UPSTASH_REDIS_REST_TOKEN)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [env.UPSTASH_REDIS_REST_URL ? 'UPSTASH_REDIS_REST_TOKEN' : 'UPSTASH_REDIS_REST_URL'],
+        message: 'UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN go together',
+      });
+    }
+  });
+
+export type Config = z.output<typeof configSchema>;
+
+/** Parses the environment; a bad value throws one line naming the variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = configSchema.safeParse(env);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw new ConfigError(`invalid configuration: ${issue?.path.join('.') ?? '?'} ${issue?.message ?? ''}`.trim());
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

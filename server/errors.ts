@@ -1,0 +1,82 @@
+import { TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+
+/**
+ * The error catalogue of spec §7: every code a response may carry, its HTTP status and the tRPC code that
+ * carries it on the tRPC transport (D-18). Nothing outside this table reaches a response (D-12).
+ */
+export const ERROR_CATALOGUE = {
+  /** A query parameter is malformed or out of range (D-11). */
+  PARTNER_API_INVALID_PARAMETER: { httpStatus: 400, trpcCode: 'BAD_REQUEST' },
+  /** No x-partner-api-key header, or an empty one (D-13). */
+  PARTNER_API_KEY_REQUIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
+  PARTNER_API_KEY_INVALID: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
+  /** The key was revoked. */
+  PARTNER_API_KEY_INACTIVE: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
+  PARTNER_API_KEY_EXPIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
+  /** The key is valid but its partner is deactivated. */
+  PARTNER_API_FORBIDDEN: { httpStatus: 403, trpcCode: 'FORBIDDEN' },
+  /** Missing, or outside the key's partner: the two are indistinguishable on purpose (spec §5.2). */
+  PARTNER_API_BRAND_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
+  PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
+  PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
+  /** Any path not in the API, or any method but GET on one (D-12). */
+  PARTNER_API_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
+  PARTNER_API_RATE_LIMITED: { httpStatus: 429, trpcCode: 'TOO_MANY_REQUESTS' },
+  /** Anything unforeseen; the cause goes to the log with the request id, never to the response. */
+  PARTNER_API_INTERNAL_ERROR: { httpStatus: 500, trpcCode: 'INTERNAL_SERVER_ERROR' },
+} as const satisfies Record<string, { httpStatus: number; trpcCode: TRPC_ERROR_CODE_KEY }>;
+
+export type PartnerErrorCode = keyof typeof ERROR_CATALOGUE;
+export const PARTNER_ERROR_CODES = Object.keys(ERROR_CATALOGUE) as PartnerErrorCode[];
+
+/** The one fixed text of every error (spec §1, D-12). */
+export const ERROR_MESSAGE = 'The request cannot be processed.';
+
+/** The error body of spec §7: exactly these three fields. */
+export type ErrorEnvelope = { status: PartnerErrorCode; status_code: number; message: string };
+
+export function errorEnvelope(code: PartnerErrorCode): ErrorEnvelope {
+  return { status: code, status_code: ERROR_CATALOGUE[code].httpStatus, message: ERROR_MESSAGE };
+}
+
+/** The one error class: a TRPCError that knows its partner code, so every door maps it the same way. */
+export class PartnerApiError extends TRPCError {
+  readonly partnerCode: PartnerErrorCode;
+  constructor(code: PartnerErrorCode, options?: { cause?: unknown }) {
+    super({ code: ERROR_CATALOGUE[code].trpcCode, message: ERROR_MESSAGE, cause: options?.cause });
+    this.name = 'PartnerApiError';
+    this.partnerCode = code;
+  }
+}
+
+/**
+ * The partner code of any error that reached a door. Ours carry it, possibly as the cause of a wrapper;
+ * the framework's own are mapped by their tRPC code: input validation → INVALID_PARAMETER, no such
+ * procedure or method → NOT_FOUND, the rest → INTERNAL_ERROR. Duck-typed on purpose: trpc-to-openapi
+ * loads @trpc/server's CommonJS build, whose TRPCError is another class than the ESM one we throw, so
+ * `instanceof` fails across the two (it wraps ours as the `cause` of an INTERNAL_SERVER_ERROR).
+ */
+export function partnerCodeOf(error: unknown): PartnerErrorCode {
+  for (let current = error, depth = 0; isObject(current) && depth < 5; current = current.cause, depth++) {
+    const code = current.partnerCode;
+    if (typeof code === 'string' && code in ERROR_CATALOGUE) return code as PartnerErrorCode;
+  }
+  switch (isObject(error) ? error.code : undefined) {
+    case 'BAD_REQUEST':
+    case 'PARSE_ERROR':
+      return 'PARTNER_API_INVALID_PARAMETER';
+    case 'NOT_FOUND':
+    case 'METHOD_NOT_SUPPORTED':
+    case 'NOT_IMPLEMENTED':
+      return 'PARTNER_API_NOT_FOUND';
+    case 'TOO_MANY_REQUESTS':
+      return 'PARTNER_API_RATE_LIMITED';
+    default:
+      return 'PARTNER_API_INTERNAL_ERROR';
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}

@@ -1,0 +1,27 @@
+/** What a limiter answers for one call. Times are milliseconds since the epoch. */
+export type RateLimitDecision = {
+  success: boolean;
+  limit: number;
+  remaining: number;
+  /** When the current window ends (the counts roll over). */
+  reset: number;
+  /** When a refused call would be accepted; only for refused calls. */
+  retryAt?: number;
+};
+
+/** A store-agnostic limiter: the in-process one now; a shared Redis/Upstash one later (D-14). */
+export interface RateLimiter {
+  limit(identifier: string): Promise<RateLimitDecision>;
+}
+
+/** The policies of the service, by name (D-14). */
+export type RateLimitPolicy = { name: string; limit: number; windowMs: number };
+
+export function policies(perMinute: number) {
+  return {
+    /** Every call that reaches an endpoint with a valid key, per key. */
+    perKey: { name: 'default', limit: perMinute, windowMs: 60_000 },
+    /** Calls refused by the key check, per client address: bounds key guessing (D-14). */
+    perAddressRefused: { name: 'refused-keys', limit: 300, windowMs: 60_000 },
+  } satisfies Record<string, RateLimitPolicy>;
+}

@@ -1,0 +1,51 @@
+import type { NextFunction, Request, Response } from 'express';
+import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import type { AppRouter } from '../routers';
+import { type ErrorEnvelope, errorEnvelope, partnerCodeOf } from './errors';
+import type { HttpContextFactory } from './http-context';
+
+/**
+ * The REST facade (trpc-to-openapi) at the /partner/v1 GET paths. The library always writes its own
+ * error body ({message, code, issues, …}; mcampa/trpc-to-openapi#168), so this door replaces any body of
+ * a status ≥ 400 with the partner envelope the error formatter put under `data.partner` (D-12). Unknown
+ * paths fall through to `next()` and the app's 404 catch-all.
+ */
+export function restFacade(appRouter: AppRouter, createContext: HttpContextFactory) {
+  const handler = createOpenApiNodeHttpHandler({
+    router: appRouter,
+    createContext: ({ req, res }) => createContext(req as Request, res as Response),
+    responseMeta: ({ ctx, errors }) => ({
+      status: errors[0] ? errorStatus(errors[0]) : 200,
+      headers: { ...ctx?.responseHeaders },
+    }),
+    onError: ({ error, req }) => createContext.logFailure(req as Request, error),
+  });
+  return (req: Request, res: Response, next: NextFunction) => {
+    replaceErrorBodies(res);
+    return handler(req, res, next);
+  };
+}
+
+function errorStatus(error: unknown) {
+  return errorEnvelope(partnerCodeOf(error)).status_code;
+}
+
+function replaceErrorBodies(res: Response) {
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    if (res.statusCode >= 400 && typeof chunk === 'string') {
+      chunk = JSON.stringify(partnerEnvelopeIn(chunk, res.statusCode));
+    }
+    return end(chunk, ...rest);
+  }) as Response['end'];
+}
+
+function partnerEnvelopeIn(body: string, status: number): ErrorEnvelope {
+  try {
+    const parsed = JSON.parse(body) as { data?: { partner?: ErrorEnvelope } };
+    if (parsed.data?.partner) return parsed.data.partner;
+  } catch {
+    // not JSON: fall through to the status's generic envelope
+  }
+  return errorEnvelope(status === 404 ? 'PARTNER_API_NOT_FOUND' : 'PARTNER_API_INTERNAL_ERROR');
+}

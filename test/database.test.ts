@@ -1,0 +1,71 @@
+import { eq, sql } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../db/client';
+import { hashApiKey } from '../db/keys';
+import { alertNumbers, apiKeys, brands, reviews, shopAlertNumbers, shops } from '../db/schema';
+import { DRIVER, openTestDatabase } from './support/database';
+
+// Rules the database itself enforces, so no writer can break them (D-3, D-4, D-7, spec §8).
+let database: DatabaseHandle;
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+
+async function rejects(write: Promise<unknown>) {
+  await expect(write).rejects.toThrow();
+}
+
+describe(`database rules on ${DRIVER}`, () => {
+  it('stores keys only as SHA-256 hashes (D-4)', async () => {
+    const rows = await database.db.select({ hash: apiKeys.keyHash, prefix: apiKeys.displayPrefix }).from(apiKeys);
+    expect(rows.map((row) => row.hash)).toContain(hashApiKey('pk_test_demo_active'));
+    expect(JSON.stringify(rows)).not.toContain('pk_test_demo_active');
+    await rejects(
+      database.db
+        .insert(apiKeys)
+        .values({ partnerId: 1, keyHash: 'pk_test_plain'.padEnd(64, 'x'), displayPrefix: 'x' }),
+    );
+  });
+
+  it('allows at most 3 alert numbers per shop (spec §8)', async () => {
+    const [shop] = await database.db.select().from(shops).where(eq(shops.platformShopId, '10482913'));
+    if (!shop) throw new Error('fixture shop missing');
+    const [number] = await database.db
+      .insert(alertNumbers)
+      .values({ brandId: shop.brandId, phoneNumber: '010-0000-0004' })
+      .returning();
+    if (!number) throw new Error('insert failed');
+    for (const slot of [0, 1, 4]) {
+      await rejects(database.db.insert(shopAlertNumbers).values({ shopId: shop.id, alertNumberId: number.id, slot }));
+    }
+  });
+
+  it('derives the star bucket, replied and handled in one place (spec §4.5, D-7)', async () => {
+    const rows = await database.rows<{
+      rating: number | null;
+      star_bucket: number;
+      reply_state: string;
+      is_replied: boolean;
+    }>(sql`SELECT DISTINCT rating, star_bucket, reply_state, is_replied FROM reviews ORDER BY 1, 3`);
+    for (const row of rows) {
+      const expected = row.rating === null ? 0 : Math.max(1, Math.floor(row.rating));
+      expect(row.star_bucket).toBe(expected);
+      expect(row.is_replied).toBe(row.reply_state === 'POSTED' || row.reply_state === 'OWNER_DIRECT');
+    }
+    expect(rows.some((row) => row.rating === 0.5 && row.star_bucket === 1)).toBe(true);
+    expect(rows.some((row) => row.rating === 4.5 && row.star_bucket === 4)).toBe(true);
+  });
+
+  it('rejects ratings off the 0.5 steps, empty menu arrays and codes unsafe in a path', async () => {
+    const [review] = await database.db.select().from(reviews).limit(1);
+    if (!review) throw new Error('no review');
+    const base = { brandId: review.brandId, shopId: review.shopId, writtenAt: new Date() };
+    await rejects(database.db.insert(reviews).values({ ...base, reviewCode: 'T1', rating: 4.3 }));
+    await rejects(database.db.insert(reviews).values({ ...base, reviewCode: 'T2', rating: 0 }));
+    await rejects(database.db.insert(reviews).values({ ...base, reviewCode: 'T3', menus: [] }));
+    await rejects(database.db.insert(reviews).values({ ...base, reviewCode: 'a/b' }));
+    await rejects(
+      database.db.update(brands).set({ criticalStarMin: 3, criticalStarMax: 2 }).where(eq(brands.id, review.brandId)),
+    );
+  });
+});

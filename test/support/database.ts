@@ -1,0 +1,35 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { afterAll, inject } from 'vitest';
+import { type DatabaseHandle, openDatabase } from '../../db/client';
+import { withDatabase } from './global-setup';
+import { adminSql } from './postgres';
+
+/** The run's fixed clock: the demo data's "today" and every test's "today" are the same KST day. */
+export const NOW = new Date(inject('now'));
+
+export const DRIVER: 'pglite' | 'postgres' = inject('postgresTemplate') ? 'postgres' : 'pglite';
+
+/**
+ * A private copy of the seeded template for the calling test file (dropped after it), so files may
+ * write (factories) without seeing each other.
+ */
+export async function openTestDatabase(): Promise<DatabaseHandle> {
+  const template = inject('postgresTemplate');
+  if (template) {
+    const admin = adminSql(template.url);
+    const name = `partner_t_${randomBytes(6).toString('hex')}`;
+    await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template.name}`);
+    const handle = await openDatabase({ url: withDatabase(template.url, name), maxConnections: 4 });
+    afterAll(async () => {
+      await handle.close();
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    });
+    return handle;
+  }
+  const dump = await readFile(inject('pgliteDump'));
+  const handle = await openDatabase({ loadDataDir: new Blob([dump]) });
+  afterAll(() => handle.close());
+  return handle;
+}

@@ -1,0 +1,55 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
+import type { Db } from '../../db/client';
+import { createCaller } from '../../routers';
+import { createApp } from '../../server/app';
+import { parseConfig } from '../../server/config';
+import { createRequestContext, type Services } from '../../server/context';
+import { createLogger, silentLogger } from '../../server/logger';
+import { createServices } from '../../server/services';
+import { NOW } from './database';
+
+/** Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. */
+export function testServices(db: Db, env: Record<string, string> = {}): Services {
+  return createServices(
+    parseConfig(env),
+    db,
+    process.env.TEST_LOG ? createLogger('debug', (line) => process.stderr.write(line)) : silentLogger,
+    () => NOW,
+  );
+}
+
+/** A procedure-level caller (no HTTP) presenting `apiKey`, through the same middleware as HTTP. */
+export function callerFor(services: Services, apiKey: string | undefined, clientAddress = '10.0.0.1') {
+  return createCaller(createRequestContext(services, { apiKey, clientAddress }));
+}
+
+/** The express app on an ephemeral port of 127.0.0.1, closed after the file. */
+export async function startServer(services: Services) {
+  const server = createApp(services).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return {
+    base,
+    /** GET (or another method) with an optional key; the parsed JSON body and the response. */
+    async request(path: string, options: { key?: string; method?: string; headers?: Record<string, string> } = {}) {
+      const response = await fetch(`${base}${path}`, {
+        method: options.method ?? 'GET',
+        headers: { ...(options.key === undefined ? {} : { 'x-partner-api-key': options.key }), ...options.headers },
+      });
+      const text = await response.text();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = text;
+      }
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: body as Record<string, unknown> & { data?: never },
+      };
+    },
+  };
+}
