@@ -10,7 +10,7 @@ export function hashApiKey(key: string): string {
 
 /** What lists and logs may show of a key: enough to tell keys apart, useless to call with. */
 export function displayPrefixOf(key: string): string {
-  return `${key.slice(0, 12)}…`;
+  return `${key.slice(0, 16)}…`;
 }
 
 /** `pk_live_` + 32 random base62 characters (D-4), from the CSPRNG. */

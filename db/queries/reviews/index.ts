@@ -68,9 +68,10 @@ function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
     filters.to === undefined ? undefined : lt(reviews.writtenAt, kstDayStart(addDays(filters.to, 1))),
     filters.platform_shop_id === undefined ? undefined : eq(shops.platformShopId, filters.platform_shop_id),
     filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
-    // Rules 1-2: the star bucket (rating rounded down, 0.5 as 1, none as 0) against the bounds.
-    filters.rating_min === undefined ? undefined : gte(reviews.starBucket, filters.rating_min),
-    filters.rating_max === undefined ? undefined : lte(reviews.starBucket, filters.rating_max),
+    // Rules 1-2: the star bucket (rating rounded down, 0.5 as 1, none as 0) against the bounds. The bucket
+    // is a whole number, so bucket ≥ 4.5 ⟺ bucket ≥ 5 and bucket ≤ 3.5 ⟺ bucket ≤ 3.
+    filters.rating_min === undefined ? undefined : gte(reviews.starBucket, Math.ceil(filters.rating_min)),
+    filters.rating_max === undefined ? undefined : lte(reviews.starBucket, Math.floor(filters.rating_max)),
     filters.replied === undefined ? undefined : eq(reviews.isReplied, filters.replied),
     filters.critical === undefined ? undefined : filters.critical ? isCritical(brand) : not(isCritical(brand)),
     filters.handled === undefined ? undefined : eq(reviews.isHandled, filters.handled),
@@ -79,19 +80,29 @@ function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
   return conditions.filter((condition): condition is SQL => condition !== undefined);
 }
 
-/** Reviews of all shops of the brand, newest first, ties by review_id descending (D-9). */
+/**
+ * The list query, unexecuted: newest first, ties by review_id descending (D-9). Exposed so the benchmark
+ * can EXPLAIN exactly what the API runs.
+ */
+export function reviewListQuery(
+  db: Db,
+  brand: BrandScope,
+  filters: ReviewFilters,
+  window: { limit: number; offset: number },
+) {
+  return db
+    .select(reviewColumns(brand))
+    .from(reviews)
+    .innerJoin(shops, eq(shops.id, reviews.shopId))
+    .where(and(...filterConditions(brand, filters)))
+    .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
+    .limit(window.limit)
+    .offset(window.offset);
+}
+
+/** Reviews of all shops of the brand (spec §4.5), a page at a time. */
 export function listReviews(db: Db, brand: BrandScope, filters: ReviewFilters, page: PageRequest) {
-  return paginate(async ({ limit, offset }) => {
-    const rows = await db
-      .select(reviewColumns(brand))
-      .from(reviews)
-      .innerJoin(shops, eq(shops.id, reviews.shopId))
-      .where(and(...filterConditions(brand, filters)))
-      .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
-      .limit(limit)
-      .offset(offset);
-    return rows.map(toReview);
-  }, page);
+  return paginate(async (window) => (await reviewListQuery(db, brand, filters, window)).map(toReview), page);
 }
 
 /** One review of the brand by its public id; undefined when missing or of another brand. */
