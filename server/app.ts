@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { appRouter } from '../routers';
 import type { Services } from './context';
+import { docsRouter } from './docs';
 import { errorEnvelope, type PartnerErrorCode, partnerCodeOf } from './errors';
 import { httpContextFactory } from './http-context';
 import { openApiDocument } from './openapi';
@@ -38,6 +39,7 @@ export function createApp(services: Services) {
   app.get('/partner/v1/openapi.json', (_req, res) => {
     res.json(document);
   });
+  app.use(docsRouter());
 
   const createContext = httpContextFactory(services);
 

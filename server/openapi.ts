@@ -21,9 +21,11 @@ export function openApiDocument() {
     baseUrl: '/',
     securitySchemes: { partnerApiKey: { type: 'apiKey', in: 'header', name: 'x-partner-api-key' } },
   });
+  // The library's own error schemas (error.BAD_REQUEST, …) describe bodies this API never sends.
+  const schemas = Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.'));
   document.components = {
     ...document.components,
-    schemas: { ...document.components?.schemas, PartnerError: partnerErrorSchema },
+    schemas: { ...Object.fromEntries(schemas), PartnerError: partnerErrorSchema },
   };
 
   const codesByPath = new Map<string, PartnerErrorCode[]>();

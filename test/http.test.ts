@@ -132,6 +132,16 @@ describe('health and docs (D-15, D-17)', () => {
     expect((await server.request('/readyz')).body).toEqual({ status: 'ok' });
   });
 
+  it('renders the document for people at /docs, offline', async () => {
+    const page = await server.request('/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(String(page.body)).toContain('/partner/v1/openapi.json');
+    const bundle = await fetch(`${server.base}/docs/assets/swagger-ui-bundle.js`);
+    expect(bundle.status).toBe(200);
+    await bundle.arrayBuffer();
+  });
+
   it('serves the OpenAPI document without a key, with every path and the error envelope', async () => {
     const response = await server.request('/partner/v1/openapi.json');
     expect(response.status).toBe(200);
