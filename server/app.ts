@@ -13,8 +13,10 @@ import { restFacade } from './rest';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The express app: request id and access log, health, docs, the tRPC transport, the REST facade, 404. */
-export function createApp(services: Services) {
+export function createApp(services: Services, options: { trustProxy?: number | string | undefined } = {}) {
   const app = express();
+  // The client address (refused-key budget, D-14) comes from X-Forwarded-For only behind trusted proxies.
+  app.set('trust proxy', options.trustProxy ?? false);
   app.disable('x-powered-by');
   app.set('etag', false);
   // Repeated parameters must stay arrays (so they fail validation, D-11) and `a[]=` must not nest.
@@ -77,7 +79,9 @@ export function createApp(services: Services) {
 
 function sendError(res: Response, code: PartnerErrorCode) {
   const body = errorEnvelope(code);
-  res.status(body.status_code).json(body);
+  // The same content type as the REST facade's answers (express would add a charset).
+  res.status(body.status_code).setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify(body));
 }
 
 /** D-12 request id (the caller's if well-formed) on every response; D-17 one access-log line a request. */

@@ -31,6 +31,19 @@ export const configSchema = z
       z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional().default('info'),
     ),
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
+    /**
+     * Which proxies to believe for the client address (express "trust proxy"): a hop count, or addresses
+     * and subnets such as `loopback, 10.0.0.0/8`. Behind a load balancer it must be set, or every caller
+     * shares the balancer's address and so one budget for refused keys (D-14).
+     */
+    TRUST_PROXY: z.preprocess(
+      emptyAsUndefined,
+      z
+        .string()
+        .regex(/^(\d+|[0-9A-Za-z.:/,\s]+)$/, 'must be a hop count or a list of addresses/subnets')
+        .transform((value) => (/^\d+$/.test(value) ? Number(value) : value))
+        .optional(),
+    ),
   })
   .superRefine((env, ctx) => {
     if (Boolean(env.UPSTASH_REDIS_REST_URL) !== Boolean(env.UPSTASH_REDIS_REST_TOKEN)) {

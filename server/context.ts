@@ -2,6 +2,7 @@ import type { Db } from '../db/client';
 import type { Logger } from './logger';
 import type { RateLimiter, RateLimitPolicy } from './ratelimit/limiter';
 import type { MemorySlidingWindow } from './ratelimit/memory';
+import type { RecentlyValidKeys } from './ratelimit/recent-keys';
 
 /** What lives as long as the process: built once in main.ts (or a test) and shared by every request. */
 export type Services = {
@@ -14,6 +15,8 @@ export type Services = {
     limiter: RateLimiter;
     /** Refused key checks per client address (D-14); in process on purpose: it guards this instance's database. */
     refused: MemorySlidingWindow;
+    /** Keys recently seen valid here: they pass the refused-call guard (D-14). */
+    recentlyValid: RecentlyValidKeys;
   };
 };
 

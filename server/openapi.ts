@@ -1,9 +1,9 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../routers';
-import { ERROR_CATALOGUE, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
+import { ERROR_CATALOGUE, ERROR_MESSAGE, errorEnvelope } from './errors';
+import { restRoutes } from './routes';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
-type ProcedureMeta = { openapi?: { path: string }; partnerErrors?: PartnerErrorCode[] };
 type Operation = { responses?: Record<string, unknown>; [key: string]: unknown };
 
 /**
@@ -28,11 +28,7 @@ export function openApiDocument() {
     schemas: { ...Object.fromEntries(schemas), PartnerError: partnerErrorSchema },
   };
 
-  const codesByPath = new Map<string, PartnerErrorCode[]>();
-  for (const procedure of Object.values(appRouter._def.procedures)) {
-    const meta = (procedure as unknown as { _def: { meta?: ProcedureMeta } })._def.meta;
-    if (meta?.openapi) codesByPath.set(meta.openapi.path, meta.partnerErrors ?? []);
-  }
+  const codesByPath = new Map(restRoutes(appRouter).map((route) => [route.path, route.partnerErrors]));
 
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     const operation = (item as { get?: Operation }).get;

@@ -3,6 +3,7 @@ import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import type { AppRouter } from '../routers';
 import { type ErrorEnvelope, errorEnvelope, partnerCodeOf } from './errors';
 import type { HttpContextFactory } from './http-context';
+import { restRoutes } from './routes';
 
 /**
  * The REST facade (trpc-to-openapi) at the /partner/v1 GET paths. The library always writes its own
@@ -20,10 +21,34 @@ export function restFacade(appRouter: AppRouter, createContext: HttpContextFacto
     }),
     onError: ({ error, req }) => createContext.logFailure(req as Request, error),
   });
+  const routes = restRoutes(appRouter);
   return (req: Request, res: Response, next: NextFunction) => {
+    const path = decodedPath(req.path);
+    if (!routes.some((route) => route.pattern.test(path))) return next();
+    req.url = `${path}${req.url.slice(req.path.length)}`;
     replaceErrorBodies(res);
     return handler(req, res, next);
   };
+}
+
+/**
+ * The path with %-encoded segments decoded (`chicken%2Dhouse` is `chicken-house`, RFC 3986), as the tRPC
+ * transport receives them. trpc-to-openapi hands path parameters over still encoded (upstream PR
+ * mcampa/trpc-to-openapi#166). A segment is decoded only into the URL-safe characters public codes are
+ * made of; anything else cannot name a resource (db/schema/columns.ts PUBLIC_CODE) and stays as it came.
+ */
+function decodedPath(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => {
+      try {
+        const decoded = decodeURIComponent(segment);
+        return /^[A-Za-z0-9_.~-]*$/.test(decoded) ? decoded : segment;
+      } catch {
+        return segment;
+      }
+    })
+    .join('/');
 }
 
 function errorStatus(error: unknown) {

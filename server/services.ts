@@ -2,25 +2,35 @@ import type { Db } from '../db/client';
 import type { Config } from './config';
 import type { Services } from './context';
 import type { Logger } from './logger';
-import { policies } from './ratelimit/limiter';
+import { FallbackLimiter } from './ratelimit/fallback';
+import { policies, type RateLimiter } from './ratelimit/limiter';
 import { MemorySlidingWindow } from './ratelimit/memory';
+import { RecentlyValidKeys } from './ratelimit/recent-keys';
 
-/** The process-wide services from the configuration (D-2). */
-export function createServices(config: Config, db: Db, log: Logger, now: () => Date = () => new Date()): Services {
+/**
+ * The process-wide services from the configuration (D-2). With a shared store (server/ratelimit/redis.ts)
+ * the per-key limit is shared by every instance, falling back to this instance's own counter when the
+ * store is slow or down (D-14); without one it is the in-process counter.
+ */
+export function createServices(
+  config: Config,
+  db: Db,
+  log: Logger,
+  now: () => Date = () => new Date(),
+  sharedStore?: RateLimiter,
+): Services {
   const { perKey, perAddressRefused } = policies(config.RATE_LIMIT_PER_MINUTE);
-  if (config.REDIS_URL || config.UPSTASH_REDIS_REST_URL) {
-    // The shared store of D-14 is not built yet: say so instead of pretending the limit is shared.
-    log.warn('shared rate-limit store not implemented yet; limiting in process', { policy: perKey.name });
-  }
   const clock = () => now().getTime();
+  const local = new MemorySlidingWindow(perKey, clock);
   return {
     db,
     log,
     now,
     rateLimit: {
       policy: perKey,
-      limiter: new MemorySlidingWindow(perKey, clock),
+      limiter: sharedStore ? new FallbackLimiter(sharedStore, local, log) : local,
       refused: new MemorySlidingWindow(perAddressRefused, clock),
+      recentlyValid: new RecentlyValidKeys(undefined, undefined, clock),
     },
   };
 }

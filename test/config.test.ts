@@ -30,7 +30,14 @@ describe('configuration', () => {
     expect(config).toMatchObject({ PORT: 8080, RATE_LIMIT_PER_MINUTE: 250, REDIS_URL: 'redis://cache:6379' });
   });
 
+  it('reads which proxies to trust for the client address', () => {
+    expect(parseConfig({}).TRUST_PROXY).toBeUndefined();
+    expect(parseConfig({ TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
+    expect(parseConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
+  });
+
   it.each([
+    [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE'],

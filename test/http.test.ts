@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/client';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { parseConfig } from '../server/config';
-import { ERROR_MESSAGE } from '../server/errors';
+import { ERROR_MESSAGE, errorEnvelope } from '../server/errors';
 import { createLogger } from '../server/logger';
 import { createServices } from '../server/services';
 import { NOW, openTestDatabase } from './support/database';
@@ -45,6 +45,78 @@ describe('unknown paths and methods (D-12)', () => {
 
   it('HEAD on a path of the API is 404 too', async () => {
     expect((await server.request('/partner/v1/brands', { method: 'HEAD', key: DEMO_KEYS.active })).status).toBe(404);
+  });
+});
+
+describe('paths as partners write them', () => {
+  it('decodes %-encoded path parameters like the tRPC transport receives them', async () => {
+    const plain = await server.request(`/partner/v1/brands/${DEMO_BRAND}/users/u-ch-001`, { key: DEMO_KEYS.active });
+    const encoded = await server.request('/partner/v1/brands/chicken%2Dhouse/users/u%2Dch%2D001', {
+      key: DEMO_KEYS.active,
+    });
+    expect(plain.status).toBe(200);
+    expect(encoded.body).toEqual(plain.body);
+  });
+
+  it.each([
+    '/PARTNER/V1/BRANDS',
+    '/partner/v1/Brands',
+    '/partner/v1/brands/',
+    `/partner/v1/brands/${DEMO_BRAND}/users/`,
+  ])('answers %s, a wrong path, with 404 PARTNER_API_NOT_FOUND', async (path) => {
+    expectErrorBody(await server.request(path, { key: DEMO_KEYS.active }), 'PARTNER_API_NOT_FOUND');
+  });
+
+  it('answers a code that cannot exist (NUL, %, too long) as not found, without asking the database', async () => {
+    // an encoded slash is not a path separator: the segment names a brand that cannot exist
+    for (const brand of ['a%00b', '%25', 'x'.repeat(65), 'chicken%2Fhouse']) {
+      expectErrorBody(
+        await server.request(`/partner/v1/brands/${brand}/users`, { key: DEMO_KEYS.active }),
+        'PARTNER_API_BRAND_NOT_FOUND',
+      );
+    }
+    const input = encodeURIComponent(JSON.stringify({ brand_code: 'a\u0000b' }));
+    const trpc = await server.request(`/partner/v1/trpc/users.list?input=${input}`, { key: DEMO_KEYS.active });
+    expect(trpc.status).toBe(404);
+    expectErrorBody(
+      await server.request(`/partner/v1/brands/${DEMO_BRAND}/reviews/R%00`, { key: DEMO_KEYS.active }),
+      'PARTNER_API_REVIEW_NOT_FOUND',
+    );
+  });
+
+  it('answers every error with the same content type as a success', async () => {
+    const ok = await server.request('/partner/v1/brands', { key: DEMO_KEYS.active });
+    const missing = await server.request('/nowhere');
+    const refused = await server.request('/partner/v1/brands');
+    expect(missing.headers.get('content-type')).toBe(ok.headers.get('content-type'));
+    expect(refused.headers.get('content-type')).toBe(ok.headers.get('content-type'));
+  });
+});
+
+describe('requests the HTTP parser refuses (D-12)', () => {
+  /** A raw request over a socket: fetch itself would refuse to send these. */
+  async function raw(request: string) {
+    const { connect } = await import('node:net');
+    const url = new URL(server.base);
+    return new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => socket.end(request));
+      let answer = '';
+      socket.on('data', (chunk) => {
+        answer += chunk.toString();
+      });
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+  }
+
+  it.each([
+    ['a raw non-ASCII path', 'GET /partner/v1/brands/치킨 HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['headers too large', `GET /partner/v1/brands HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`],
+  ])('answers %s with the envelope and a request id', async (_label, request) => {
+    const answer = await raw(request);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/);
+    expect(answer.split('\r\n\r\n')[1]).toBe(JSON.stringify(errorEnvelope('PARTNER_API_INVALID_PARAMETER')));
   });
 });
 

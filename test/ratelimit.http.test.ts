@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
+import { createCaller } from '../routers';
+import { createRequestContext } from '../server/context';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';
@@ -25,12 +27,15 @@ describe('per-key rate limit (spec §8, D-14)', () => {
     const missing = await server.request('/partner/v1/brands/no-such/users', { key: DEMO_KEYS.active });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('ratelimit-remaining')).toBe('0');
+    const spentReset = missing.headers.get('ratelimit-reset');
 
     const limited = await server.request(`/partner/v1/brands/${DEMO_BRAND}/shops`, { key: DEMO_KEYS.active });
     expectErrorBody(limited, 'PARTNER_API_RATE_LIMITED');
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(limited.headers.get('retry-after')).toBe(limited.headers.get('ratelimit-reset'));
+    // once the budget is spent, Reset already says when the next call is accepted (D-14)
+    expect(limited.headers.get('retry-after')).toBe(spentReset);
 
     // Another key has its own budget; unknown paths never reach the limiter.
     expect((await server.request('/partner/v1/brands', { key: DEMO_KEYS.other })).status).toBe(200);
@@ -56,17 +61,48 @@ describe('per-key rate limit (spec §8, D-14)', () => {
 });
 
 describe('refused keys per client address (D-14)', () => {
-  it('limits calls refused by the key check, without rate-limit headers, before asking the database', async () => {
+  it('takes the address from X-Forwarded-For only behind a trusted proxy', async () => {
+    const { createApp } = await import('../server/app');
+    const { createHttpServer } = await import('../server/http-server');
     const services = testServices(database.db);
-    const guess = (address: string) => callerFor(services, 'pk_live_guess', address).brands.list({});
-    for (let i = 0; i < 300; i++) await expectPartnerError(guess('10.9.9.9'), 'PARTNER_API_KEY_INVALID');
-    await expectPartnerError(guess('10.9.9.9'), 'PARTNER_API_RATE_LIMITED');
-    await expectPartnerError(guess('10.9.9.8'), 'PARTNER_API_KEY_INVALID');
-    // a valid key from the same address is not refused by the key check, so it is not blocked by it...
-    // ...but the guard runs first, so the address stays blocked until its window frees: by design.
-    await expectPartnerError(
-      callerFor(services, DEMO_KEYS.active, '10.9.9.9').brands.list({}),
-      'PARTNER_API_RATE_LIMITED',
+    const server = createHttpServer(createApp(services, { trustProxy: 'loopback' }), services.log).listen(
+      0,
+      '127.0.0.1',
     );
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as import('node:net').AddressInfo;
+    const guess = (address: string) =>
+      fetch(`http://127.0.0.1:${port}/partner/v1/brands`, {
+        headers: { 'x-partner-api-key': 'pk_live_x', 'x-forwarded-for': address },
+      });
+    for (let i = 0; i < 300; i++) await (await guess('203.0.113.7')).arrayBuffer();
+    expect((await guess('203.0.113.7')).status).toBe(429);
+    expect((await guess('203.0.113.8')).status).toBe(401); // another client behind the same balancer
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('limits calls refused by the key check before asking the database, with Retry-After', async () => {
+    const services = testServices(database.db);
+    const call = (key: string | undefined, address: string) => {
+      const context = createRequestContext(services, { apiKey: key, clientAddress: address });
+      return { context, result: createCaller(context).brands.list({}) };
+    };
+    // a key seen valid from this address before the flood
+    await call(DEMO_KEYS.active, '10.9.9.9').result;
+    for (let i = 0; i < 300; i++)
+      await expectPartnerError(call(`pk_live_guess${i}`, '10.9.9.9').result, 'PARTNER_API_KEY_INVALID');
+
+    const blocked = call('pk_live_guess', '10.9.9.9');
+    await expectPartnerError(blocked.result, 'PARTNER_API_RATE_LIMITED');
+    expect(Number(blocked.context.responseHeaders['Retry-After'])).toBeGreaterThan(0);
+    expect(blocked.context.responseHeaders['RateLimit-Limit']).toBeUndefined();
+    await expectPartnerError(call(undefined, '10.9.9.9').result, 'PARTNER_API_RATE_LIMITED');
+
+    // another address is not affected, and a working key is not locked out by the flood
+    await expectPartnerError(call('pk_live_guess', '10.9.9.8').result, 'PARTNER_API_KEY_INVALID');
+    expect((await call(DEMO_KEYS.active, '10.9.9.9').result).status).toBe('SUCCESS');
+    // …while its revocation still counts at once: the database decides every call
+    await expectPartnerError(call(DEMO_KEYS.revoked, '10.9.9.9').result, 'PARTNER_API_RATE_LIMITED');
   });
 });

@@ -60,6 +60,17 @@ describe('in-process sliding window', () => {
     expect((await limiter.limit('k')).remaining).toBe(99);
   });
 
+  it('the call that spends the budget already knows when the next one is accepted', async () => {
+    const { limiter, advance } = limiterAt(5_000);
+    for (let i = 0; i < 99; i++) await limiter.limit('k');
+    const last = await limiter.limit('k');
+    expect(last).toMatchObject({ success: true, remaining: 0 });
+    const refused = await limiter.limit('k');
+    expect(last.retryAt).toBe(refused.retryAt);
+    advance((refused.retryAt ?? 0) - 5_000);
+    expect((await limiter.limit('k')).success).toBe(true);
+  });
+
   it('peek does not count', async () => {
     const { limiter } = limiterAt(0);
     await limiter.peek('k');
@@ -77,8 +88,11 @@ describe('rate-limit headers (D-14)', () => {
       'RateLimit-Reset': '45',
       'RateLimit-Policy': '"default";q=100;w=60',
     });
-    for (let i = 0; i < 99; i++) await limiter.limit('k');
+    for (let i = 0; i < 98; i++) await limiter.limit('k');
+    const spent = rateLimitHeaders(policy, await limiter.limit('k'), 15_000);
     const refused = rateLimitHeaders(policy, await limiter.limit('k'), 15_000);
+    expect(spent['RateLimit-Reset']).toBe(refused['RateLimit-Reset']);
+    expect(spent['Retry-After']).toBeUndefined();
     expect(refused['Retry-After']).toBe(refused['RateLimit-Reset']);
     expect(Number(refused['Retry-After'])).toBeGreaterThanOrEqual(45);
   });

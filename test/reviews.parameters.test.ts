@@ -56,6 +56,10 @@ describe('review list parameters', () => {
     'keyword=a&keyword=b',
     'page=0',
     'limit=101',
+    'from=0001-01-01', // before 1900: outside what the database and KST rules handle
+    'to=1899-12-31',
+    'keyword=a%00b', // NUL cannot be compared in PostgreSQL text
+    'platform_shop_id=%00',
   ])('rejects %s with 400 PARTNER_API_INVALID_PARAMETER', async (query) => {
     expectErrorBody(await get(query), 'PARTNER_API_INVALID_PARAMETER');
   });

@@ -2,10 +2,12 @@ import { and, asc, eq } from 'drizzle-orm';
 import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brands } from '../schema';
+import { isPublicCode } from '../schema/columns';
 import { type PageRequest, paginate } from './pagination';
 
 /** The brand a path names, only if it belongs to the partner: foreign and missing are the same (spec §5.2). */
 export async function findBrandInScope(db: Db, scope: { partnerId: number; brandCode: string }) {
+  if (!isPublicCode(scope.brandCode)) return undefined;
   const [brand] = await db
     .select({
       id: brands.id,

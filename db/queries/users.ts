@@ -2,6 +2,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brandUsers, platformAccounts } from '../schema';
+import { isPublicCode } from '../schema/columns';
 import type { BrandScope } from './brands';
 import { type PageRequest, paginate } from './pagination';
 
@@ -28,6 +29,7 @@ export function listUsers(db: Db, brand: BrandScope, page: PageRequest) {
 
 /** One user of the brand; undefined when missing or of another brand. */
 export async function findUser(db: Db, brand: BrandScope, userCode: string) {
+  if (!isPublicCode(userCode)) return undefined;
   const rows = await db
     .select(userColumns)
     .from(brandUsers)

@@ -1,7 +1,7 @@
 import { pgEnum } from 'drizzle-orm/pg-core';
 
 // Value sets of spec §1 and §2. The API exposes them verbatim, so the database enums are the source the
-// zod schemas are built from (routers/shared/enums.ts).
+// zod schemas are built from (routers/shared/values.ts).
 export const platformEnum = pgEnum('platform', ['BAEMIN', 'CPEATS', 'YOGIYO', 'DDANGYO', 'NAVER', 'MUKKEBI']);
 export const accountStatusEnum = pgEnum('account_status', ['ACTIVE', 'INACTIVE', 'ERROR', 'LINKING']);
 export const shopStatusEnum = pgEnum('shop_status', ['ACTIVE', 'INACTIVE', 'FAILED']);

@@ -12,7 +12,8 @@ export const listBrandsMeta = readOperation({
   errors: ['PARTNER_API_INVALID_PARAMETER'],
 });
 
-export const listBrandsInput = z.object(pageParams);
+// The only read without a required parameter: callable with no input at all (`brands.list()`).
+export const listBrandsInput = z.object(pageParams).prefault({});
 
 /** Spec §2 Brand. */
 export const brandSchema = z

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
@@ -20,7 +20,9 @@ export const listReviewsMeta = readOperation({
 export const listReviewsParams = {
   from: optional(dayParam()).describe('Review date start, KST, inclusive (YYYY-MM-DD).'),
   to: optional(dayParam()).describe('Review date end, KST, inclusive (YYYY-MM-DD).'),
-  platform_shop_id: optional(z.string()).describe('Only this shop.'),
+  platform_shop_id: optional(textParam(100)).describe(
+    'Only this shop (the same id on two platforms names two shops; add platform to pick one).',
+  ),
   platform: optional(platformSchema).describe('Only this platform.'),
   rating_min: optional(decimalParam(0, 5)).describe(
     'Lower bound, inclusive, on the rating rounded down (4.5 as 4, 0.5 as 1); a review without rating counts as 0.',
@@ -37,13 +39,9 @@ export const listReviewsParams = {
   ...pageParams,
 };
 
+/** Rules across the parameters (D-11): from ≤ to, rating_min ≤ rating_max. */
 export function listReviewsCheck(
-  input: {
-    from?: string | undefined;
-    to?: string | undefined;
-    rating_min?: number | undefined;
-    rating_max?: number | undefined;
-  },
+  input: z.output<z.ZodObject<typeof listReviewsParams>>,
   issues: Parameters<typeof daysInOrder>[1],
 ) {
   daysInOrder(input, issues);

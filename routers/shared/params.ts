@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isCalendarDay } from '../../db/kst';
+import type { ParameterIssues } from '../../server/trpc';
 
 // Query-string parameters (D-11). REST sends every value as a string; the tRPC transport and createCaller
 // send typed values. Each helper accepts both, exactly, and nothing else. They are z.preprocess pipes on
@@ -34,17 +35,26 @@ export function booleanParam() {
   );
 }
 
-/** A real calendar day written YYYY-MM-DD, read as a KST day (D-5). */
+/** The earliest day a parameter may name: older instants are outside what PostgreSQL and KST rules handle. */
+export const FIRST_DAY = '1900-01-01';
+
+/** A real calendar day written YYYY-MM-DD, from 1900, read as a KST day (D-5). */
 export function dayParam() {
   return z
     .string()
-    .refine(isCalendarDay, 'must be a calendar day YYYY-MM-DD')
+    .refine((day) => isCalendarDay(day) && day >= FIRST_DAY, 'must be a calendar day YYYY-MM-DD from 1900-01-01')
     .meta({ format: 'date', example: '2026-11-01' });
 }
 
-/** Free text of at most `max` characters, counted as code points so Hangul counts one each (D-8). */
+/**
+ * Free text of at most `max` characters, counted as code points so Hangul counts one each (D-8). A NUL
+ * character cannot be stored or compared in PostgreSQL text, so it is a bad parameter, not a server error.
+ */
 export function textParam(max: number) {
-  return z.string().refine((text) => [...text].length <= max, `at most ${max} characters`);
+  return z
+    .string()
+    .refine((text) => [...text].length <= max, `at most ${max} characters`)
+    .refine((text) => !text.includes('\u0000'), 'must not contain NUL');
 }
 
 const absentIfEmpty = (value: unknown) => (value === '' ? undefined : value);
@@ -60,10 +70,8 @@ export function withDefault<T extends z.ZodType>(schema: T, fallback: z.output<T
   return z.preprocess(absentIfEmpty as (value: z.input<T> | undefined) => unknown, defaulted);
 }
 
-type Issues = { addIssue(issue: { code: 'custom'; message: string; path: string[] }): void };
-
 /** `from` later than `to` is 400 on every endpoint that takes both (D-11). Days compare as text. */
-export function daysInOrder(input: { from?: string | undefined; to?: string | undefined }, issues: Issues) {
+export function daysInOrder(input: { from?: string | undefined; to?: string | undefined }, issues: ParameterIssues) {
   if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
     issues.addIssue({ code: 'custom', message: 'from is later than to', path: ['from'] });
   }

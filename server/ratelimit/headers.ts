@@ -1,17 +1,17 @@
 import type { RateLimitDecision, RateLimitPolicy } from './limiter';
 
 /**
- * The headers of D-14 (IETF draft RateLimit fields). Reset is whole seconds until the window frees a
- * call: for a refused call the exact moment one is accepted again (also Retry-After), otherwise the
- * window's end.
+ * The headers of D-14 (IETF draft RateLimit fields). RateLimit-Reset is whole seconds until the window
+ * frees a call: when the budget is spent (remaining 0, refused or not) the exact moment the next call is
+ * accepted, which a 429 repeats as Retry-After; otherwise the end of the current window.
  */
 export function rateLimitHeaders(
   policy: RateLimitPolicy,
   decision: RateLimitDecision,
   now: number,
 ): Record<string, string> {
-  const until = decision.success ? decision.reset : (decision.retryAt ?? decision.reset);
-  const seconds = Math.max(1, Math.ceil((until - now) / 1000));
+  const until = decision.remaining === 0 ? (decision.retryAt ?? decision.reset) : decision.reset;
+  const seconds = secondsUntil(until, now);
   const headers: Record<string, string> = {
     'RateLimit-Limit': String(decision.limit),
     'RateLimit-Remaining': String(decision.remaining),
@@ -20,4 +20,9 @@ export function rateLimitHeaders(
   };
   if (!decision.success) headers['Retry-After'] = String(seconds);
   return headers;
+}
+
+/** Whole seconds until an instant, at least 1 (a header of 0 would invite an immediate retry). */
+export function secondsUntil(instant: number, now: number): number {
+  return Math.max(1, Math.ceil((instant - now) / 1000));
 }

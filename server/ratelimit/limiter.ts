@@ -5,7 +5,7 @@ export type RateLimitDecision = {
   remaining: number;
   /** When the current window ends (the counts roll over). */
   reset: number;
-  /** When a refused call would be accepted; only for refused calls. */
+  /** When the next call would be accepted, once the budget is spent (refused, or remaining 0). */
   retryAt?: number;
 };
 

@@ -10,9 +10,16 @@ export const NOW = new Date(inject('now'));
 
 export const DRIVER: 'pglite' | 'postgres' = inject('postgresTemplate') ? 'postgres' : 'pglite';
 
+// Closing and dropping the copies a file opened. Registered here, while the file is collected: vitest
+// silently ignores an afterAll registered later, inside a beforeAll or a test, where the copies are opened.
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
 /**
- * A private copy of the seeded template for the calling test file (dropped after it), so files may
- * write (factories) without seeing each other.
+ * A private copy of the seeded template for the calling test file (closed and dropped after it), so
+ * files may write (factories) without seeing each other. May be called in beforeAll or in a test.
  */
 export async function openTestDatabase(): Promise<DatabaseHandle> {
   const template = inject('postgresTemplate');
@@ -21,7 +28,7 @@ export async function openTestDatabase(): Promise<DatabaseHandle> {
     const name = `partner_t_${randomBytes(6).toString('hex')}`;
     await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template.name}`);
     const handle = await openDatabase({ url: withDatabase(template.url, name), maxConnections: 4 });
-    afterAll(async () => {
+    cleanups.push(async () => {
       await handle.close();
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
@@ -30,6 +37,6 @@ export async function openTestDatabase(): Promise<DatabaseHandle> {
   }
   const dump = await readFile(inject('pgliteDump'));
   const handle = await openDatabase({ loadDataDir: new Blob([dump]) });
-  afterAll(() => handle.close());
+  cleanups.push(() => handle.close());
   return handle;
 }

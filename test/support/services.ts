@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
 import type { Db } from '../../db/client';
@@ -5,17 +6,20 @@ import { createCaller } from '../../routers';
 import { createApp } from '../../server/app';
 import { parseConfig } from '../../server/config';
 import { createRequestContext, type Services } from '../../server/context';
+import { createHttpServer } from '../../server/http-server';
 import { createLogger, silentLogger } from '../../server/logger';
+import type { RateLimiter } from '../../server/ratelimit/limiter';
 import { createServices } from '../../server/services';
 import { NOW } from './database';
 
 /** Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. */
-export function testServices(db: Db, env: Record<string, string> = {}): Services {
+export function testServices(db: Db, env: Record<string, string> = {}, sharedStore?: RateLimiter): Services {
   return createServices(
     parseConfig(env),
     db,
     process.env.TEST_LOG ? createLogger('debug', (line) => process.stderr.write(line)) : silentLogger,
     () => NOW,
+    sharedStore,
   );
 }
 
@@ -24,12 +28,22 @@ export function callerFor(services: Services, apiKey: string | undefined, client
   return createCaller(createRequestContext(services, { apiKey, clientAddress }));
 }
 
+// Servers a file started, closed after it. Registered while the file is collected: vitest ignores an
+// afterAll registered later, inside a beforeAll or a test, where servers are started.
+const servers: Server[] = [];
+afterAll(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
 /** The express app on an ephemeral port of 127.0.0.1, closed after the file. */
 export async function startServer(services: Services) {
-  const server = createApp(services).listen(0, '127.0.0.1');
+  const server = createHttpServer(createApp(services), services.log).listen(0, '127.0.0.1');
+  servers.push(server);
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return {
     base,
     /** GET (or another method) with an optional key; the parsed JSON body and the response. */

@@ -2,6 +2,7 @@ import { and, desc, eq, gte, lt, lte, not, type SQL } from 'drizzle-orm';
 import type { Db } from '../../client';
 import { addDays, kstDayStart, kstTimestamp } from '../../kst';
 import { reviews, shops } from '../../schema';
+import { isPublicCode } from '../../schema/columns';
 import type { platformEnum } from '../../schema/enums';
 import type { BrandScope } from '../brands';
 import { type PageRequest, paginate } from '../pagination';
@@ -107,6 +108,7 @@ export function listReviews(db: Db, brand: BrandScope, filters: ReviewFilters, p
 
 /** One review of the brand by its public id; undefined when missing or of another brand. */
 export async function findReview(db: Db, brand: BrandScope, reviewId: string) {
+  if (!isPublicCode(reviewId)) return undefined;
   const [row] = await db
     .select(reviewColumns(brand))
     .from(reviews)

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from '@upstash/redis';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEYS } from '../db/seed/demo';
+import { parseConfig } from '../server/config';
+import { createLogger } from '../server/logger';
+import { FallbackLimiter } from '../server/ratelimit/fallback';
+import type { RateLimitDecision, RateLimiter } from '../server/ratelimit/limiter';
+import { MemorySlidingWindow } from '../server/ratelimit/memory';
+import { connectSharedStore, nodeRedisRequester, RedisSlidingWindow } from '../server/ratelimit/redis';
+import { openTestDatabase } from './support/database';
+import { expectErrorBody } from './support/errors';
+import { startServer, testServices } from './support/services';
+
+// D-14: one limit shared by every instance through Redis, and an in-process fallback when it is slow or
+// down. The shared-store tests run against the real Redis when TEST_REDIS_URL is set (CI sets it).
+const REDIS_URL = process.env.TEST_REDIS_URL || undefined;
+const policy = (limit: number) => ({ name: 'default', limit, windowMs: 60_000 });
+
+describe('fallback when the store is slow or down (D-14)', () => {
+  const never: RateLimiter = { limit: () => new Promise<RateLimitDecision>(() => {}) };
+  const failing: RateLimiter = { limit: () => Promise.reject(new Error('ECONNREFUSED')) };
+
+  it('waits at most 250 ms, then answers from the in-process limiter and logs the outage once', async () => {
+    const lines: string[] = [];
+    const limiter = new FallbackLimiter(
+      never,
+      new MemorySlidingWindow(policy(2)),
+      createLogger('warn', (line) => lines.push(line)),
+    );
+    const started = Date.now();
+    expect(await limiter.limit('k')).toMatchObject({ success: true, limit: 2, remaining: 1 });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await limiter.limit('k')).toMatchObject({ success: true, remaining: 0 });
+    expect(await limiter.limit('k')).toMatchObject({ success: false }); // the local limit still holds
+    expect(lines.filter((line) => line.includes('rate-limit store unavailable'))).toHaveLength(1);
+  });
+
+  it('uses the store again once it answers', async () => {
+    let down = true;
+    const store: RateLimiter = {
+      limit: (id) => (down ? failing.limit(id) : Promise.resolve({ success: true, limit: 9, remaining: 8, reset: 0 })),
+    };
+    const lines: string[] = [];
+    const limiter = new FallbackLimiter(
+      store,
+      new MemorySlidingWindow(policy(5)),
+      createLogger('info', (line) => lines.push(line)),
+    );
+    expect((await limiter.limit('k')).limit).toBe(5);
+    down = false;
+    expect((await limiter.limit('k')).limit).toBe(9);
+    expect(lines.some((line) => line.includes('answering again'))).toBe(true);
+  });
+
+  it('starts and answers with a Redis that is not there', async () => {
+    const store = await connectSharedStore(
+      parseConfig({ REDIS_URL: 'redis://127.0.0.1:1' }),
+      policy(3),
+      createLogger('silent'),
+    );
+    if (!store) throw new Error('no store');
+    const limiter = new FallbackLimiter(store.limiter, new MemorySlidingWindow(policy(3)), createLogger('silent'));
+    expect(await limiter.limit('k')).toMatchObject({ success: true, limit: 3, remaining: 2 });
+    await store.close();
+  });
+});
+
+describe.skipIf(!REDIS_URL)('the shared store on Redis', () => {
+  const clients: ReturnType<typeof createClient>[] = [];
+  const prefix = `partner-api-test:${randomBytes(4).toString('hex')}`;
+
+  /** A new connection, as another instance of the service would have. */
+  async function instance(limit: number) {
+    const client = createClient({ url: REDIS_URL });
+    await client.connect();
+    clients.push(client);
+    return new RedisSlidingWindow(new Redis(nodeRedisRequester(client)), policy(limit), prefix);
+  }
+
+  afterAll(async () => {
+    for (const client of clients) await client.quit();
+  });
+
+  it('counts one budget across instances and says when the next call is accepted', async () => {
+    const [a, b] = [await instance(5), await instance(5)];
+    const id = `key:${randomBytes(4).toString('hex')}`;
+    const decisions = [await a.limit(id), await b.limit(id), await a.limit(id), await b.limit(id)];
+    expect(decisions.map((decision) => decision.remaining)).toEqual([4, 3, 2, 1]);
+    const last = await a.limit(id);
+    expect(last).toMatchObject({ success: true, remaining: 0 });
+    const refused = await b.limit(id);
+    expect(refused).toMatchObject({ success: false, remaining: 0 });
+    expect(refused.retryAt).toBeGreaterThan(Date.now());
+    expect(refused.retryAt).toBeLessThanOrEqual(Date.now() + 120_000);
+    expect(last.retryAt).toBeDefined();
+  });
+
+  it('survives a script cache flush (NOSCRIPT falls back to EVAL)', async () => {
+    const limiter = await instance(5);
+    const admin = createClient({ url: REDIS_URL });
+    await admin.connect();
+    await admin.sendCommand(['SCRIPT', 'FLUSH']);
+    await admin.quit();
+    expect(await limiter.limit(`key:${randomBytes(4).toString('hex')}`)).toMatchObject({ success: true, remaining: 4 });
+  });
+
+  describe('through HTTP, two instances of the service', () => {
+    let database: Awaited<ReturnType<typeof openTestDatabase>>;
+    beforeAll(async () => {
+      database = await openTestDatabase();
+    });
+
+    const stores: { close(): Promise<void> }[] = [];
+    afterAll(async () => {
+      for (const store of stores) await store.close();
+    });
+
+    it('share one limit per key', async () => {
+      const servers = [];
+      for (let i = 0; i < 2; i++) {
+        const config = parseConfig({ REDIS_URL: REDIS_URL ?? '' });
+        const store = await connectSharedStore(config, policy(3), createLogger('silent'), `${prefix}:http`);
+        if (!store) throw new Error('no store');
+        stores.push(store);
+        servers.push(await startServer(testServices(database.db, { RATE_LIMIT_PER_MINUTE: '3' }, store.limiter)));
+      }
+      const [one, two] = servers;
+      if (!one || !two) throw new Error('servers missing');
+      const key = DEMO_KEYS.active;
+      const answers = [];
+      for (const server of [one, two, one]) answers.push(await server.request('/partner/v1/brands', { key }));
+      expect(answers.map((answer) => answer.headers.get('ratelimit-remaining'))).toEqual(['2', '1', '0']);
+      expectErrorBody(await two.request('/partner/v1/brands', { key }), 'PARTNER_API_RATE_LIMITED');
+    });
+  });
+});
