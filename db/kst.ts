@@ -1,6 +1,8 @@
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+
 // All calendar logic of the service in KST (Asia/Seoul, UTC+9, no DST since 1988; D-5), in one place.
 // Days are `YYYY-MM-DD` strings; timestamps are written `YYYY-MM-DDTHH:mm:ss+09:00`. The SQL side of the
-// same rules (day of an instant, timestamp text) is in db/queries/sql.ts.
+// same rules (day of an instant, Monday of a day) is at the end of this file.
 
 const KST_OFFSET_MS = 9 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -41,4 +43,20 @@ export function isCalendarDay(text: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
   const parsed = new Date(`${text}T00:00:00Z`);
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === text;
+}
+
+// The same rules in SQL, for the aggregate and its reads. They give the same answers on PGlite and
+// PostgreSQL whatever the session's time zone; both drivers return a `date` as `YYYY-MM-DD` text.
+
+/** SQL: the KST calendar day (a `date`) of a timestamptz expression, as kstDay. */
+export function kstDayOf(instant: SQLWrapper): SQL<string> {
+  return sql<string>`(${instant} AT TIME ZONE 'Asia/Seoul')::date`;
+}
+
+/**
+ * SQL: the Monday (a `date`) of the week of a `date` expression, as mondayOf (spec §4.8 rule 1). Plain
+ * date arithmetic on the ISO weekday (Monday = 1), so no time zone takes part.
+ */
+export function mondayOfDay(day: SQLWrapper): SQL<string> {
+  return sql<string>`(${day} - (extract(isodow FROM ${day})::int - 1))`;
 }

@@ -1,6 +1,8 @@
 import { createCallerFactory, router } from '../server/trpc';
 import { brandsRouter } from './brands';
+import { reviewStatsRouter } from './reviewStats';
 import { reviewsRouter } from './reviews';
+import { salesRouter } from './sales';
 import { shopsRouter } from './shops';
 import { usersRouter } from './users';
 
@@ -10,6 +12,8 @@ export const appRouter = router({
   users: usersRouter,
   shops: shopsRouter,
   reviews: reviewsRouter,
+  reviewStats: reviewStatsRouter,
+  sales: salesRouter,
 });
 
 export type AppRouter = typeof appRouter;

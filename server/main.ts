@@ -1,9 +1,14 @@
 import type { AddressInfo } from 'node:net';
+import { buildDailyAggregate } from '../db/aggregate';
 import { openDatabase } from '../db/client';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { scheduleDailyAggregate } from './aggregate-schedule';
 import { createApp } from './app';
 import { ConfigError, parseConfig } from './config';
+import { createHttpServer } from './http-server';
 import { createLogger } from './logger';
+import { policies } from './ratelimit/limiter';
+import { connectSharedStore } from './ratelimit/redis';
 import { createServices } from './services';
 
 // Start: parse config, open the database (PGlite by default, postgres.js with DATABASE_URL), listen,
@@ -18,23 +23,37 @@ async function main() {
   if (database.driver === 'pglite') {
     // D-1: the embedded default is self-contained: schema, demo data and aggregate in process.
     await database.migrate();
-    const summary = await seedDemo(database.db);
-    log.info('demo data loaded', { ...summary, ms: Date.now() - started });
+    const now = new Date();
+    const summary = await seedDemo(database.db, { now });
+    const aggregate = await buildDailyAggregate(database.db, { now });
+    log.info('demo data loaded', { ...summary, aggregate, ms: Date.now() - started });
   }
 
-  const services = createServices(config, database.db, log);
-  const server = createApp(services).listen(config.PORT, config.HOST);
+  // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance.
+  const store = await connectSharedStore(config, policies(config.RATE_LIMIT_PER_MINUTE).perKey, log);
+  const services = createServices(config, database.db, log, undefined, store?.limiter);
+  // D-6: every instance schedules the daily run after KST midnight; one of them builds.
+  const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
+  const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }), log).listen(
+    config.PORT,
+    config.HOST,
+  );
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
-  log.info('listening', { base, driver: database.driver, startupMs: Date.now() - started });
+  log.info('listening', {
+    base,
+    driver: database.driver,
+    rateLimitStore: store ? 'shared' : 'in-process',
+    startupMs: Date.now() - started,
+  });
 
   if (database.driver === 'pglite') {
     process.stdout.write(
       [
         '',
         `Partner Reporting API on ${base}/partner/v1  (embedded PGlite with demo data)`,
-        `OpenAPI: ${base}/partner/v1/openapi.json`,
+        `Docs: ${base}/docs  (OpenAPI: ${base}/partner/v1/openapi.json)`,
         'Demo keys (header x-partner-api-key):',
         ...Object.entries(DEMO_KEYS).map(([state, key]) => `  ${key.padEnd(26)} ${state}`),
         `Try: curl -H 'x-partner-api-key: ${DEMO_KEYS.active}' ${base}/partner/v1/brands`,
@@ -50,6 +69,8 @@ async function main() {
     log.info('draining', { signal });
     // Stop accepting, let in-flight requests finish, then close the database (D-17).
     server.close(async () => {
+      await aggregateSchedule.stop();
+      await store?.close();
       await database.close();
       log.info('stopped');
       process.exit(0);

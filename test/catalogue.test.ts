@@ -3,6 +3,7 @@ import { DEMO_KEYS } from '../db/seed/demo';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { expectPartnerError } from './support/errors';
+import { byteOrder, walk } from './support/pages';
 import { callerFor, testServices } from './support/services';
 
 // Spec §2 Brand, User, Shop and §4.1-4.4, with the ordering of D-9, through createCaller.
@@ -14,20 +15,6 @@ beforeAll(async () => {
 });
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+09:00$/;
-
-/** Every item of a list, walking pages of `limit`. */
-async function walk<T>(
-  read: (page: number, limit: number) => Promise<{ data: { items: T[]; has_next: boolean } }>,
-  limit: number,
-) {
-  const items: T[] = [];
-  for (let page = 1; ; page++) {
-    const { data } = await read(page, limit);
-    items.push(...data.items);
-    if (!data.has_next) return items;
-    expect(data.items).toHaveLength(limit);
-  }
-}
 
 describe('brands (spec §4.1)', () => {
   it('lists the partner’s brands oldest first, ties by code, with exactly the fields of spec §2', async () => {
@@ -91,7 +78,6 @@ describe('shops (spec §4.4)', () => {
   it('orders by name, platform as text, platform_shop_id (D-9)', async () => {
     const { data } = await api.shops.list({ brand_code: DEMO_BRAND, limit: 100 });
     const keys = data.items.map((shop) => [shop.name, shop.platform, shop.platform_shop_id] as const);
-    const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
     const sorted = [...keys].sort((a, b) => byteOrder(a[0], b[0]) || byteOrder(a[1], b[1]) || byteOrder(a[2], b[2]));
     expect(keys).toEqual(sorted);
     expect(keys.length).toBe(33);

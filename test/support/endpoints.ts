@@ -1,3 +1,6 @@
+import { desc, eq } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { brands, reviews } from '../../db/schema';
 import type { createCaller } from '../../routers';
 
 type Caller = ReturnType<typeof createCaller>;
@@ -25,6 +28,19 @@ const USER_OF: Record<string, string> = {
 };
 const userOf = (brand: string) => USER_OF[brand] ?? DEMO_USER;
 
+/** The newest review of each brand, for paths that name one; filled by loadSamples before the suite. */
+const REVIEW_OF: Record<string, string> = {};
+const reviewOf = (brand: string) => REVIEW_OF[brand] ?? 'R000000000';
+
+export async function loadSamples(db: Db) {
+  const rows = await db
+    .selectDistinctOn([brands.brandCode], { brand: brands.brandCode, review: reviews.reviewCode })
+    .from(reviews)
+    .innerJoin(brands, eq(brands.id, reviews.brandId))
+    .orderBy(brands.brandCode, desc(reviews.writtenAt), desc(reviews.reviewCode));
+  for (const row of rows) REVIEW_OF[row.brand] = row.review;
+}
+
 export const ENDPOINTS: Endpoint[] = [
   {
     name: 'brands.list',
@@ -49,5 +65,29 @@ export const ENDPOINTS: Endpoint[] = [
     brandScoped: true,
     path: (brand) => `/partner/v1/brands/${brand}/shops`,
     call: (caller, brand) => caller.shops.list({ brand_code: brand }),
+  },
+  {
+    name: 'reviews.list',
+    brandScoped: true,
+    path: (brand) => `/partner/v1/brands/${brand}/reviews`,
+    call: (caller, brand) => caller.reviews.list({ brand_code: brand }),
+  },
+  {
+    name: 'reviews.get',
+    brandScoped: true,
+    path: (brand) => `/partner/v1/brands/${brand}/reviews/${reviewOf(brand)}`,
+    call: (caller, brand) => caller.reviews.get({ brand_code: brand, review_id: reviewOf(brand) }),
+  },
+  {
+    name: 'reviewStats.list',
+    brandScoped: true,
+    path: (brand) => `/partner/v1/brands/${brand}/review-stats`,
+    call: (caller, brand) => caller.reviewStats.list({ brand_code: brand }),
+  },
+  {
+    name: 'sales.list',
+    brandScoped: true,
+    path: (brand) => `/partner/v1/brands/${brand}/sales`,
+    call: (caller, brand) => caller.sales.list({ brand_code: brand }),
   },
 ];

@@ -2,13 +2,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { buildDailyAggregate } from '../../db/aggregate';
 import { openDatabase, pgliteOf } from '../../db/client';
 import { seedDemo } from '../../db/seed/demo';
 import { adminSql, templateName } from './postgres';
 
 /**
- * Once per run: migrate and seed one template, with the run's fixed "now", so every test file starts
- * from a private copy in milliseconds instead of paying migrate + seed each time.
+ * Once per run: migrate, seed and aggregate one template, with the run's fixed "now", so every test file
+ * starts from a private copy in milliseconds instead of paying migrate + seed each time.
  * - PGlite (default): dumped to a tarball each file loads (loadDataDir).
  * - PostgreSQL (TEST_DATABASE_URL): a template database each file clones with CREATE DATABASE … TEMPLATE.
  */
@@ -25,6 +26,7 @@ export default async function setup(project: TestProject) {
     const handle = await openDatabase({ url: withDatabase(url, name), maxConnections: 1 });
     await handle.migrate();
     await seedDemo(handle.db, { now });
+    await buildDailyAggregate(handle.db, { now });
     await handle.close();
     project.provide('postgresTemplate', { url, name });
     project.provide('pgliteDump', '');
@@ -37,6 +39,7 @@ export default async function setup(project: TestProject) {
   const handle = await openDatabase({});
   await handle.migrate();
   await seedDemo(handle.db, { now });
+  await buildDailyAggregate(handle.db, { now });
   const dump = await pgliteOf(handle).dumpDataDir('gzip');
   await handle.close();
   const dir = await mkdtemp(path.join(tmpdir(), 'partner-api-test-'));

@@ -1,0 +1,118 @@
+import { and, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import type { Db } from './client';
+import { addDays, kstDayOf, kstDayStart, kstToday } from './kst';
+import { aggregateRuns, reviewStatsDaily, reviews, SALES_PLATFORMS, salesDaily, salesSnapshots, shops } from './schema';
+
+// The daily aggregate of D-6: review-stats and sales read only what this job writes.
+
+/**
+ * Key of the advisory lock that serializes runs across every instance and the CLI (D-6). Arbitrary, but
+ * no other code of the service may take an advisory lock with the same key.
+ */
+export const AGGREGATE_LOCK_KEY = 4_807_202_604;
+
+export type AggregateResult = {
+  /** The last KST day included: the day before "today" of `now`. */
+  throughDay: string;
+  reviewRows: number;
+  salesRows: number;
+};
+
+/**
+ * Rebuilds `review_stats_daily` and `sales_daily` for every KST day before today (of `now`), in one
+ * transaction: delete everything, re-insert by INSERT … SELECT … GROUP BY. Idempotent: a rerun with the
+ * same data and clock writes the same rows. It waits for the advisory transaction lock, so concurrent
+ * runs (the CLI beside a server's scheduled run) wait for each other instead of interleaving; the lock is
+ * released with the transaction. Works on PGlite (one connection) and postgres.js alike.
+ */
+export async function buildDailyAggregate(db: Db, options: { now: Date }): Promise<AggregateResult> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(${AGGREGATE_LOCK_KEY})`);
+    return rebuild(tx, options.now);
+  });
+}
+
+/**
+ * The daily run of the schedule (D-6): of many instances, one rebuilds. It takes the lock without waiting
+ * (another instance holding it is building) and skips when a run already covered yesterday, so instances
+ * that wake a little later do not rebuild again. Returns undefined when it skipped.
+ */
+export async function runDailyAggregate(db: Db, options: { now: Date }): Promise<AggregateResult | undefined> {
+  const throughDay = addDays(kstToday(options.now), -1);
+  return db.transaction(async (tx) => {
+    const [lock] = await tx
+      .select({ acquired: sql<boolean>`pg_try_advisory_xact_lock(${AGGREGATE_LOCK_KEY})` })
+      .from(sql`(SELECT 1) AS one`);
+    if (!lock?.acquired) return undefined;
+    const [done] = await tx
+      .select({ id: aggregateRuns.id })
+      .from(aggregateRuns)
+      .where(gte(aggregateRuns.throughDay, throughDay))
+      .limit(1);
+    if (done) return undefined;
+    return rebuild(tx, options.now);
+  });
+}
+
+type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/** Deletes and re-inserts both tables for every KST day before today of `now`; the caller holds the lock. */
+async function rebuild(tx: Transaction, now: Date): Promise<AggregateResult> {
+  const today = kstToday(now);
+  const throughDay = addDays(today, -1);
+  // Days before today only (D-6, spec §4.7 rule 1); shops linked today or later wait for tomorrow's run
+  // (spec §4.8 rule 2). Both are one instant: the start of today in KST.
+  const todayStart = kstDayStart(today);
+  const linkedBeforeToday = lt(shops.linkedAt, todayStart);
+  const startedAt = new Date();
+  await tx.delete(reviewStatsDaily);
+  await tx.delete(salesDaily);
+
+  // One row per (shop, KST day) with at least one review. reply_count is the reply state now (D-6);
+  // the star buckets are the generated `star_bucket` (rounded down, 0.5 as 1, unrated = 0 in none).
+  // (insert … select wants every computed column aliased; the aliases are the target columns' names.)
+  const day = kstDayOf(reviews.writtenAt);
+  const countWhere = (name: string, condition: SQL) =>
+    sql<number>`(count(*) FILTER (WHERE ${condition}))::int`.as(name);
+  const inBucket = (name: string, bucket: number) => countWhere(name, sql`${reviews.starBucket} = ${bucket}`);
+  await tx.insert(reviewStatsDaily).select(
+    tx
+      .select({
+        shopId: reviews.shopId,
+        day: day.as('day'),
+        brandId: shops.brandId,
+        reviewCount: sql<number>`count(*)::int`.as('review_count'),
+        replyCount: countWhere('reply_count', sql`${reviews.isReplied}`),
+        ratingOne: inBucket('rating_one', 1),
+        ratingTwo: inBucket('rating_two', 2),
+        ratingThree: inBucket('rating_three', 3),
+        ratingFour: inBucket('rating_four', 4),
+        ratingFive: inBucket('rating_five', 5),
+      })
+      .from(reviews)
+      .innerJoin(shops, eq(shops.id, reviews.shopId))
+      .where(and(lt(reviews.writtenAt, todayStart), linkedBeforeToday))
+      .groupBy(reviews.shopId, shops.brandId, day),
+  );
+
+  // One row per (shop, KST day) with a snapshot; snapshots are already one per shop and day. Only the
+  // sales platforms of spec §4.8 count, so every sales group_by covers the same rows.
+  await tx.insert(salesDaily).select(
+    tx
+      .select({
+        shopId: salesSnapshots.shopId,
+        day: salesSnapshots.day,
+        brandId: shops.brandId,
+        salesAmount: salesSnapshots.amount,
+      })
+      .from(salesSnapshots)
+      .innerJoin(shops, eq(shops.id, salesSnapshots.shopId))
+      .where(and(lt(salesSnapshots.day, today), linkedBeforeToday, inArray(shops.platform, SALES_PLATFORMS))),
+  );
+
+  const reviewRows = await tx.$count(reviewStatsDaily);
+  const salesRows = await tx.$count(salesDaily);
+  // started/finished are wall-clock times for operators; what the run covered is throughDay.
+  await tx.insert(aggregateRuns).values({ throughDay, startedAt, finishedAt: new Date() });
+  return { throughDay, reviewRows, salesRows };
+}

@@ -1,0 +1,4 @@
+import { router } from '../../server/trpc';
+import { list } from './list';
+
+export const reviewStatsRouter = router({ list });

@@ -1,0 +1,15 @@
+import { kstToday } from '../../db/kst';
+import { listReviewStats } from '../../db/queries/reviewStats';
+import { brandProcedure } from '../../server/trpc';
+import { success } from '../shared/envelope';
+import { rangeInOrder, resolveRange } from '../shared/range';
+import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams } from './list.schema';
+
+/** GET /partner/v1/brands/{brand_code}/review-stats (spec §4.7). */
+export const list = brandProcedure(listReviewStatsParams, rangeInOrder)
+  .meta(listReviewStatsMeta)
+  .output(listReviewStatsOutput)
+  .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
+    const range = resolveRange({ from, to }, kstToday(ctx.now()));
+    return success(await listReviewStats(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit }));
+  });

@@ -1,0 +1,15 @@
+import { kstToday } from '../../db/kst';
+import { listSales } from '../../db/queries/sales';
+import { brandProcedure } from '../../server/trpc';
+import { success } from '../shared/envelope';
+import { rangeInOrder, resolveRange } from '../shared/range';
+import { listSalesMeta, listSalesOutput, listSalesParams } from './list.schema';
+
+/** GET /partner/v1/brands/{brand_code}/sales (spec §4.8). */
+export const list = brandProcedure(listSalesParams, rangeInOrder)
+  .meta(listSalesMeta)
+  .output(listSalesOutput)
+  .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
+    const range = resolveRange({ from, to }, kstToday(ctx.now()));
+    return success(await listSales(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit }));
+  });

@@ -1,0 +1,35 @@
+import { addDays } from '../../db/kst';
+import type { ParameterIssues, RequestDay } from '../../server/trpc';
+import { dayParam, daysInOrder, optional } from './params';
+
+// The day range of the reads of the daily aggregate (spec §4.7, §4.8, §8): KST days, both inclusive.
+// `to` defaults to today, which depends on the request's clock, so the defaults are applied per request
+// (resolveRange), never as zod defaults.
+
+/** Spec §8 "Default date range": `from` defaults to this many days before `to`. */
+export const DEFAULT_RANGE_DAYS = 30;
+
+export const rangeParams = {
+  from: optional(dayParam()).describe('Start day, KST, inclusive (YYYY-MM-DD). Default: 30 days before to.'),
+  to: optional(dayParam()).describe('End day, KST, inclusive (YYYY-MM-DD). Default: today (KST).'),
+};
+
+export type DayRange = { from: string; to: string };
+
+/** The range with its defaults applied: `to` = today, `from` = 30 days before `to` (so 31 days in all). */
+export function resolveRange(input: { from?: string | undefined; to?: string | undefined }, today: string): DayRange {
+  const to = input.to ?? today;
+  return { from: input.from ?? addDays(to, -DEFAULT_RANGE_DAYS), to };
+}
+
+/**
+ * `from` later than `to` is 400 (D-11), judged after the defaults: `from` alone and after today is 400
+ * too, as it is later than the default `to`. (A default `from` is never later than its `to`.)
+ */
+export function rangeInOrder(
+  input: { from?: string | undefined; to?: string | undefined },
+  issues: ParameterIssues,
+  { today }: RequestDay,
+) {
+  daysInOrder(resolveRange(input, today), issues);
+}

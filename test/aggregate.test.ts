@@ -1,0 +1,323 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { AGGREGATE_LOCK_KEY, buildDailyAggregate, runDailyAggregate } from '../db/aggregate';
+import { type DatabaseHandle, openDatabase } from '../db/client';
+import { addDays, kstDay, kstDayOf, kstDayStart, kstToday, mondayOf, mondayOfDay } from '../db/kst';
+import {
+  aggregateRuns,
+  reviewStatsDaily,
+  reviews,
+  SALES_PLATFORMS,
+  salesDaily,
+  salesSnapshots,
+  shops,
+} from '../db/schema';
+import { nextRunAt, scheduleDailyAggregate } from '../server/aggregate-schedule';
+import { createLogger } from '../server/logger';
+import { DRIVER, NOW, openTestDatabase } from './support/database';
+import { withDatabase } from './support/global-setup';
+
+// D-6: the daily aggregate job. Every test works on its own copy of the template, since the job rewrites
+// the aggregate tables (and some tests add rows it must leave out).
+
+const TODAY = kstToday(NOW);
+const YESTERDAY = addDays(TODAY, -1);
+const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (spec §4.8 rule 2)
+
+type Db = DatabaseHandle['db'];
+
+async function aggregateRows(db: Db) {
+  const stats = await db
+    .select()
+    .from(reviewStatsDaily)
+    .orderBy(asc(reviewStatsDaily.shopId), asc(reviewStatsDaily.day));
+  const sales = await db.select().from(salesDaily).orderBy(asc(salesDaily.shopId), asc(salesDaily.day));
+  return { stats, sales };
+}
+
+/**
+ * The aggregate D-6 asks for, counted in JS from the reviews and snapshots, independently of the job's
+ * SQL: KST days from kstDay, rounded-down buckets with 0.5 as one and unrated in none, REPLIED as
+ * POSTED/OWNER_DIRECT (spec §2 Review rules), days before today only, shops linked before today only,
+ * sales platforms only.
+ */
+async function expectedRows(db: Db, now: Date) {
+  const todayStart = kstDayStart(kstToday(now)).getTime();
+  const shopRows = await db
+    .select({ id: shops.id, brandId: shops.brandId, platform: shops.platform, linkedAt: shops.linkedAt })
+    .from(shops);
+  const counted = new Map(shopRows.filter((shop) => shop.linkedAt.getTime() < todayStart).map((s) => [s.id, s]));
+
+  const stats = new Map<string, typeof reviewStatsDaily.$inferSelect>();
+  const reviewRows = await db
+    .select({ shopId: reviews.shopId, writtenAt: reviews.writtenAt, rating: reviews.rating, state: reviews.replyState })
+    .from(reviews);
+  for (const review of reviewRows) {
+    const shop = counted.get(review.shopId);
+    if (!shop || review.writtenAt.getTime() >= todayStart) continue;
+    const day = kstDay(review.writtenAt);
+    const key = `${shop.id}|${day}`;
+    const row = stats.get(key) ?? {
+      shopId: shop.id,
+      day,
+      brandId: shop.brandId,
+      reviewCount: 0,
+      replyCount: 0,
+      ratingOne: 0,
+      ratingTwo: 0,
+      ratingThree: 0,
+      ratingFour: 0,
+      ratingFive: 0,
+    };
+    row.reviewCount++;
+    if (review.state === 'POSTED' || review.state === 'OWNER_DIRECT') row.replyCount++;
+    const bucket = review.rating === null ? 0 : Math.max(1, Math.floor(review.rating));
+    const field = (['', 'ratingOne', 'ratingTwo', 'ratingThree', 'ratingFour', 'ratingFive'] as const)[bucket];
+    if (field) row[field]++;
+    stats.set(key, row);
+  }
+
+  const salesPlatforms: readonly string[] = SALES_PLATFORMS;
+  const snapshots = await db.select().from(salesSnapshots);
+  const sales = snapshots
+    .filter((snapshot) => {
+      const shop = counted.get(snapshot.shopId);
+      return shop && salesPlatforms.includes(shop.platform) && snapshot.day < kstToday(now);
+    })
+    .map((snapshot) => ({
+      shopId: snapshot.shopId,
+      day: snapshot.day,
+      brandId: counted.get(snapshot.shopId)?.brandId,
+      salesAmount: snapshot.amount,
+    }));
+
+  const byShopAndDay = (a: { shopId: number; day: string }, b: { shopId: number; day: string }) =>
+    a.shopId - b.shopId || a.day.localeCompare(b.day);
+  return { stats: [...stats.values()].sort(byShopAndDay), sales: sales.sort(byShopAndDay) };
+}
+
+describe('the rows of a run (D-6)', () => {
+  let database: DatabaseHandle;
+  beforeAll(async () => {
+    database = await openTestDatabase();
+  });
+
+  it('are the per-(shop, KST day) counts of the reviews and the snapshots, for days before today', async () => {
+    // The template was aggregated with NOW in the global setup.
+    const rows = await aggregateRows(database.db);
+    expect(rows).toEqual(await expectedRows(database.db, NOW));
+    expect(rows.stats.length).toBeGreaterThan(1000);
+    expect(rows.sales.length).toBeGreaterThan(1000);
+    expect(rows.stats.every((row) => row.day < TODAY) && rows.sales.every((row) => row.day < TODAY)).toBe(true);
+    // Yesterday is there: "before today" is not "before yesterday".
+    expect(rows.stats.some((row) => row.day === YESTERDAY) && rows.sales.some((row) => row.day === YESTERDAY)).toBe(
+      true,
+    );
+  });
+
+  it('are the same, run after run, and each run is recorded', async () => {
+    const before = await aggregateRows(database.db);
+    const runs = await database.db.$count(aggregateRuns);
+    for (let run = 0; run < 2; run++) {
+      expect(await buildDailyAggregate(database.db, { now: NOW })).toEqual({
+        throughDay: YESTERDAY,
+        reviewRows: before.stats.length,
+        salesRows: before.sales.length,
+      });
+      expect(await aggregateRows(database.db)).toEqual(before);
+    }
+    const recorded = await database.db.select().from(aggregateRuns).orderBy(asc(aggregateRuns.id));
+    expect(recorded).toHaveLength(runs + 2);
+    expect(recorded.at(-1)?.throughDay).toBe(YESTERDAY);
+  });
+
+  it('of two concurrent runs, one waits for the other: no duplicate, the same totals', async () => {
+    const before = await aggregateRows(database.db);
+    // On PostgreSQL through a second pool, so the runs really are two sessions; PGlite has one connection.
+    const other = DRIVER === 'postgres' ? await openSameDatabase(database) : database;
+    try {
+      const results = await Promise.all([
+        buildDailyAggregate(database.db, { now: NOW }),
+        buildDailyAggregate(other.db, { now: NOW }),
+      ]);
+      expect(results[0]).toEqual(results[1]);
+    } finally {
+      if (other !== database) await other.close();
+    }
+    expect(await aggregateRows(database.db)).toEqual(before);
+    const [duplicates] = await database.rows<{ stats: number; sales: number }>(sql`
+      SELECT (SELECT count(*) - count(DISTINCT (shop_id, day)) FROM review_stats_daily)::int AS stats,
+             (SELECT count(*) - count(DISTINCT (shop_id, day)) FROM sales_daily)::int AS sales`);
+    expect(duplicates).toEqual({ stats: 0, sales: 0 });
+    // The lock serialized them: the second started only after the first had finished.
+    const [first, second] = await database.db
+      .select()
+      .from(aggregateRuns)
+      .orderBy(asc(aggregateRuns.startedAt))
+      .then((runs) => runs.slice(-2));
+    expect(second?.startedAt.getTime()).toBeGreaterThanOrEqual(first?.finishedAt.getTime() ?? Number.NaN);
+  });
+
+  // PGlite has one connection: nothing can hold the lock beside the job there.
+  it.skipIf(DRIVER !== 'postgres')(
+    'waits while another session holds the lock (the key is the one taken)',
+    async () => {
+      const holder = await openSameDatabase(database);
+      let built = false;
+      let run: Promise<void> | undefined;
+      try {
+        await holder.db.transaction(async (tx) => {
+          await tx.execute(sql`SELECT pg_advisory_xact_lock(${AGGREGATE_LOCK_KEY})`);
+          run = buildDailyAggregate(database.db, { now: NOW }).then(() => {
+            built = true;
+          });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          expect(built).toBe(false);
+        });
+        await run;
+        expect(built).toBe(true);
+      } finally {
+        await holder.close();
+      }
+    },
+  );
+});
+
+describe('what a run leaves out', () => {
+  let database: DatabaseHandle;
+  let linkedToday: number;
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    const [shop] = await database.db
+      .select({ id: shops.id, brandId: shops.brandId })
+      .from(shops)
+      .where(and(eq(shops.platform, 'BAEMIN'), eq(shops.platformShopId, LINKED_TODAY)));
+    if (!shop) throw new Error('demo data: the shop linked today is missing');
+    linkedToday = shop.id;
+    // History the platform handed over when the shop was linked today: a review and a snapshot of
+    // yesterday. And a snapshot on a platform without sales (NAVER), which the sales read never covers.
+    await database.db.insert(reviews).values({
+      reviewCode: 'R-BACKFILL-1',
+      brandId: shop.brandId,
+      shopId: shop.id,
+      writtenAt: new Date(kstDayStart(YESTERDAY).getTime() + 12 * 3_600_000),
+      rating: 4,
+    });
+    await database.db.insert(salesSnapshots).values({ shopId: shop.id, day: YESTERDAY, amount: 123_000 });
+    const [naver] = await database.db.select({ id: shops.id }).from(shops).where(eq(shops.platform, 'NAVER')).limit(1);
+    if (!naver) throw new Error('demo data: no NAVER shop');
+    await database.db.insert(salesSnapshots).values({ shopId: naver.id, day: YESTERDAY, amount: 5_000 });
+  });
+
+  it('leaves out today, shops linked today (spec §4.8 rule 2) and platforms without sales', async () => {
+    await buildDailyAggregate(database.db, { now: NOW });
+    const rows = await aggregateRows(database.db);
+    expect(rows).toEqual(await expectedRows(database.db, NOW));
+    expect(rows.stats.filter((row) => row.shopId === linkedToday)).toEqual([]);
+    expect(rows.sales.filter((row) => row.shopId === linkedToday)).toEqual([]);
+    expect(rows.stats.some((row) => row.day >= TODAY) || rows.sales.some((row) => row.day >= TODAY)).toBe(false);
+    expect(rows.sales.some((row) => row.salesAmount === 5_000 && row.day === YESTERDAY)).toBe(false);
+  });
+
+  it('takes them in the next day: its history, and the day it was linked', async () => {
+    const tomorrow = new Date(NOW.getTime() + 24 * 3_600_000);
+    expect(await buildDailyAggregate(database.db, { now: tomorrow })).toMatchObject({ throughDay: TODAY });
+    const rows = await aggregateRows(database.db);
+    expect(rows).toEqual(await expectedRows(database.db, tomorrow));
+    const days = (list: { shopId: number; day: string }[]) =>
+      list.filter((row) => row.shopId === linkedToday).map((row) => row.day);
+    expect(days(rows.stats)).toEqual([YESTERDAY, TODAY]);
+    expect(days(rows.sales)).toEqual([YESTERDAY, TODAY]);
+  });
+});
+
+describe('the daily schedule (D-6)', () => {
+  it('runs at 00:05 KST: the next one strictly after now', () => {
+    // 15:00Z is KST midnight.
+    expect(nextRunAt(new Date('2026-11-21T14:59:59Z')).toISOString()).toBe('2026-11-21T15:05:00.000Z');
+    expect(nextRunAt(new Date('2026-11-21T15:04:59.999Z')).toISOString()).toBe('2026-11-21T15:05:00.000Z');
+    expect(nextRunAt(new Date('2026-11-21T15:05:00Z')).toISOString()).toBe('2026-11-22T15:05:00.000Z');
+    expect(nextRunAt(new Date('2026-12-31T16:00:00Z')).toISOString()).toBe('2027-01-01T15:05:00.000Z');
+  });
+
+  it('builds the aggregate through yesterday when the time comes, logs it, and stops on demand', async () => {
+    const database = await openTestDatabase();
+    const lines: string[] = [];
+    const log = createLogger('info', (line) => lines.push(line));
+    // A clock 100 ms before the first run after NOW, i.e. 00:05 KST tomorrow.
+    const shift = nextRunAt(NOW).getTime() - 100 - Date.now();
+    const schedule = scheduleDailyAggregate({ db: database.db, log, now: () => new Date(Date.now() + shift) });
+    await vi.waitFor(() => expect(lines.join('')).toContain('daily aggregate built'), { timeout: 10_000 });
+    await schedule.stop();
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ msg: 'daily aggregate built', throughDay: TODAY });
+    const [last] = await database.db.select().from(aggregateRuns).orderBy(sql`${aggregateRuns.id} DESC`).limit(1);
+    expect(last?.throughDay).toBe(TODAY);
+  });
+
+  it('of instances that wake together, one builds and the others skip (D-6)', async () => {
+    const database = await openTestDatabase();
+    const tomorrow = new Date(nextRunAt(NOW).getTime() + 1_000); // 00:05:01 KST: yesterday is today
+    const runs = async () => (await database.db.select({ id: aggregateRuns.id }).from(aggregateRuns)).length;
+    const before = await runs();
+    const results = await Promise.all([0, 1, 2].map(() => runDailyAggregate(database.db, { now: tomorrow })));
+    expect(results.filter((result) => result !== undefined)).toHaveLength(1);
+    expect(await runs()).toBe(before + 1);
+    // and one waking later finds yesterday covered
+    expect(await runDailyAggregate(database.db, { now: new Date(tomorrow.getTime() + 60_000) })).toBeUndefined();
+    expect(await runs()).toBe(before + 1);
+  });
+
+  it('does not run once stopped', async () => {
+    const database = await openTestDatabase();
+    const lines: string[] = [];
+    const shift = nextRunAt(NOW).getTime() - 50 - Date.now();
+    const schedule = scheduleDailyAggregate({
+      db: database.db,
+      log: createLogger('info', (line) => lines.push(line)),
+      now: () => new Date(Date.now() + shift),
+    });
+    await schedule.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(lines).toEqual([]);
+  });
+});
+
+describe('the KST rules in SQL agree with db/kst.ts (D-5)', () => {
+  let database: DatabaseHandle;
+  beforeAll(async () => {
+    database = await openTestDatabase();
+  });
+
+  it('kstDayOf: the day turns at 15:00:00Z, whatever the session time zone', async () => {
+    const instants = ['2026-11-21T14:59:59Z', '2026-11-21T15:00:00Z', '2026-12-31T15:00:00Z', '2028-02-28T15:30:00Z'];
+    for (const zone of ['UTC', 'America/New_York', 'Asia/Seoul']) {
+      const days = await database.db.transaction(async (tx) => {
+        await tx.execute(sql.raw(`SET LOCAL TIME ZONE '${zone}'`));
+        return Promise.all(
+          instants.map(async (instant) => {
+            const [row] = await tx.select({ day: kstDayOf(sql`${instant}::timestamptz`) }).from(sql`(SELECT 1) AS one`);
+            return row?.day;
+          }),
+        );
+      });
+      expect(days).toEqual(instants.map((instant) => kstDay(new Date(instant))));
+    }
+  });
+
+  it('mondayOfDay: the Monday of mondayOf, for every day across a year end and a leap day', async () => {
+    const rows = await database.db
+      .select({ day: sql<string>`day::date`, monday: mondayOfDay(sql`day::date`) })
+      .from(sql`generate_series('2027-12-20'::date, '2028-03-10'::date, interval '1 day') AS day`);
+    expect(rows).toHaveLength(82);
+    for (const { day, monday } of rows) expect(monday, day).toBe(mondayOf(day));
+  });
+});
+
+/** A second handle (its own connection pool) on the PostgreSQL database of `handle`. */
+async function openSameDatabase(handle: DatabaseHandle): Promise<DatabaseHandle> {
+  const template = inject('postgresTemplate');
+  if (!template) throw new Error('PostgreSQL only');
+  const [current] = await handle.rows<{ name: string }>(sql`SELECT current_database() AS name`);
+  if (!current) throw new Error('no current database');
+  return openDatabase({ url: withDatabase(template.url, current.name), maxConnections: 2 });
+}
