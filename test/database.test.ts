@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db/client';
 import { hashApiKey } from '../db/keys';
-import { alertNumbers, apiKeys, brands, reviews, shopAlertNumbers, shops } from '../db/schema';
+import { alertNumbers, apiKeys, brands, brandUsers, managers, reviews, shopAlertNumbers, shops } from '../db/schema';
 import { DRIVER, openTestDatabase } from './support/database';
 
 // Rules the database itself enforces, so no writer can break them (D-3, D-4, D-7, spec §8).
@@ -54,6 +54,42 @@ describe(`database rules on ${DRIVER}`, () => {
     }
     expect(rows.some((row) => row.rating === 0.5 && row.star_bucket === 1)).toBe(true);
     expect(rows.some((row) => row.rating === 4.5 && row.star_bucket === 4)).toBe(true);
+  });
+
+  it('keeps rows of one brand from pointing at another brand’s shop, user or administrator (tenancy)', async () => {
+    const [chicken] = await database.db.select().from(shops).where(eq(shops.platformShopId, '10482913'));
+    const [pizzaUser] = await database.db.select().from(brandUsers).where(eq(brandUsers.userCode, 'u-pz-001'));
+    if (!chicken || !pizzaUser) throw new Error('fixtures missing');
+    const otherBrand = pizzaUser.brandId;
+    await rejects(
+      database.db
+        .insert(reviews)
+        .values({ reviewCode: 'X1', brandId: otherBrand, shopId: chicken.id, writtenAt: new Date() }),
+    );
+    await rejects(database.db.update(shops).set({ userId: pizzaUser.id }).where(eq(shops.id, chicken.id)));
+    const [pizzaManager] = await database.db.select().from(managers).where(eq(managers.brandId, otherBrand)).limit(1);
+    if (!pizzaManager) throw new Error('no pizza-lab manager');
+    await rejects(
+      database.db
+        .insert(alertNumbers)
+        .values({ brandId: chicken.brandId, phoneNumber: '010-9999-0000', managerId: pizzaManager.id }),
+    );
+  });
+
+  it('stores review times in whole seconds, so the shown date is what lists are ordered by (D-9)', async () => {
+    const [shop] = await database.db.select().from(shops).where(eq(shops.platformShopId, '10482913'));
+    if (!shop) throw new Error('fixture shop missing');
+    await database.db.insert(reviews).values({
+      reviewCode: 'W1',
+      brandId: shop.brandId,
+      shopId: shop.id,
+      writtenAt: new Date('2026-03-01T03:00:00.400Z'),
+    });
+    const [stored] = await database.db
+      .select({ writtenAt: reviews.writtenAt })
+      .from(reviews)
+      .where(eq(reviews.reviewCode, 'W1'));
+    expect(stored?.writtenAt.toISOString()).toBe('2026-03-01T03:00:00.000Z');
   });
 
   it('rejects ratings off the 0.5 steps, empty menu arrays and codes unsafe in a path', async () => {

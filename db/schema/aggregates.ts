@@ -1,4 +1,4 @@
-import { bigint, date, index, integer, pgTable, primaryKey, serial } from 'drizzle-orm/pg-core';
+import { bigint, date, foreignKey, index, integer, pgTable, primaryKey, serial } from 'drizzle-orm/pg-core';
 import { brands } from './brands';
 import { instant } from './columns';
 import { shops } from './shops';
@@ -25,7 +25,15 @@ export const reviewStatsDaily = pgTable(
     ratingFour: integer('rating_four').notNull(),
     ratingFive: integer('rating_five').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.shopId, t.day] }), index('review_stats_daily_brand_day_idx').on(t.brandId, t.day)],
+  (t) => [
+    primaryKey({ columns: [t.shopId, t.day] }),
+    index('review_stats_daily_brand_day_idx').on(t.brandId, t.day),
+    foreignKey({
+      name: 'review_stats_daily_brand_shop_fk',
+      columns: [t.brandId, t.shopId],
+      foreignColumns: [shops.brandId, shops.id],
+    }),
+  ],
 );
 
 /** One row per (shop, KST day) with a sales snapshot, for days before today (D-6). */
@@ -41,7 +49,15 @@ export const salesDaily = pgTable(
       .references(() => brands.id),
     salesAmount: bigint('sales_amount', { mode: 'number' }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.shopId, t.day] }), index('sales_daily_brand_day_idx').on(t.brandId, t.day)],
+  (t) => [
+    primaryKey({ columns: [t.shopId, t.day] }),
+    index('sales_daily_brand_day_idx').on(t.brandId, t.day),
+    foreignKey({
+      name: 'sales_daily_brand_shop_fk',
+      columns: [t.brandId, t.shopId],
+      foreignColumns: [shops.brandId, shops.id],
+    }),
+  ],
 );
 
 /** One row per finished aggregate run: what it covered, for operators and for tests of idempotence. */

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   boolean,
   check,
+  foreignKey,
   index,
   integer,
   pgTable,
@@ -32,7 +33,15 @@ export const alertNumbers = pgTable(
     verifiedAt: instant('verified_at').notNull().defaultNow(),
     ...createdAt,
   },
-  (t) => [unique('alert_numbers_brand_phone_uq').on(t.brandId, t.phoneNumber)],
+  (t) => [
+    unique('alert_numbers_brand_phone_uq').on(t.brandId, t.phoneNumber),
+    // The owner of a number is an administrator of the same brand.
+    foreignKey({
+      name: 'alert_numbers_brand_manager_fk',
+      columns: [t.brandId, t.managerId],
+      foreignColumns: [managers.brandId, managers.id],
+    }),
+  ],
 );
 
 /**

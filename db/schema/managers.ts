@@ -1,4 +1,4 @@
-import { index, integer, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, primaryKey, serial, text, unique } from 'drizzle-orm/pg-core';
 import { brands } from './brands';
 import { createdAt } from './columns';
 import { managerRoleEnum } from './enums';
@@ -17,7 +17,7 @@ export const managers = pgTable(
     role: managerRoleEnum('role'),
     ...createdAt,
   },
-  (t) => [index('managers_brand_idx').on(t.brandId)],
+  (t) => [index('managers_brand_idx').on(t.brandId), unique('managers_brand_id_uq').on(t.brandId, t.id)],
 );
 
 /** Assignment of administrators to shops (spec §2 Shop.managers). */

@@ -4,11 +4,13 @@ import {
   boolean,
   check,
   doublePrecision,
+  foreignKey,
   index,
   integer,
   pgTable,
   smallint,
   text,
+  timestamp,
   unique,
 } from 'drizzle-orm/pg-core';
 import { brands } from './brands';
@@ -38,7 +40,11 @@ export const reviews = pgTable(
     shopId: integer('shop_id')
       .notNull()
       .references(() => shops.id),
-    writtenAt: instant('written_at').notNull(),
+    /**
+     * Whole seconds, as the API writes `date`: what partners see is exactly what is filtered and ordered
+     * by (D-9), so two reviews in one shown second are ordered by review_id, visibly.
+     */
+    writtenAt: timestamp('written_at', { withTimezone: true, mode: 'date', precision: 0 }).notNull(),
     /** "" for a star-only review. */
     content: text('content').notNull().default(''),
     /** 0.5 to 5 in steps of 0.5, or null when the review has no star rating. */
@@ -64,6 +70,12 @@ export const reviews = pgTable(
   },
   (t) => [
     unique('reviews_code_uq').on(t.reviewCode),
+    // Tenancy in the keys: the denormalised brand must be the shop's brand.
+    foreignKey({
+      name: 'reviews_brand_shop_fk',
+      columns: [t.brandId, t.shopId],
+      foreignColumns: [shops.brandId, shops.id],
+    }),
     // Ascending on purpose: drizzle-kit writes .desc() as DESC NULLS LAST, which ORDER BY … DESC cannot
     // use; an ascending index read backwards serves "newest first" (../shared/notes/data-and-ratelimit.md).
     index('reviews_brand_written_idx').on(t.brandId, t.writtenAt, t.reviewCode),

@@ -1,4 +1,4 @@
-import { index, integer, pgTable, serial, text, unique } from 'drizzle-orm/pg-core';
+import { foreignKey, index, integer, pgTable, serial, text, unique } from 'drizzle-orm/pg-core';
 import { brands } from './brands';
 import { createdAt, instant } from './columns';
 import { platformEnum, shopStatusEnum } from './enums';
@@ -23,6 +23,14 @@ export const shops = pgTable(
     ...createdAt,
   },
   (t) => [
+    // (brand_id, id) is what rows that denormalise the brand refer to, so their brand must be the shop's.
+    unique('shops_brand_id_uq').on(t.brandId, t.id),
+    // A shop's user is a user of the shop's brand.
+    foreignKey({
+      name: 'shops_brand_user_fk',
+      columns: [t.brandId, t.userId],
+      foreignColumns: [brandUsers.brandId, brandUsers.id],
+    }),
     unique('shops_platform_shop_uq').on(t.brandId, t.platform, t.platformShopId),
     index('shops_order_idx').on(t.brandId, t.name, t.platform, t.platformShopId),
     index('shops_user_idx').on(t.userId),

@@ -18,6 +18,7 @@ export const brandUsers = pgTable(
   },
   (t) => [
     unique('brand_users_code_uq').on(t.brandId, t.userCode),
+    unique('brand_users_brand_id_uq').on(t.brandId, t.id),
     index('brand_users_order_idx').on(t.brandId, t.createdAt, t.userCode),
     check('brand_users_code_format', sql`${t.userCode} ~ '^[A-Za-z0-9_-]{1,64}$'`),
   ],
