@@ -63,6 +63,22 @@ describe.each(LISTS)('%s', (path) => {
   });
 });
 
+describe.each([
+  `/partner/v1/brands/${DEMO_BRAND}/reviews`,
+  `/partner/v1/brands/${DEMO_BRAND}/review-stats`,
+  `/partner/v1/brands/${DEMO_BRAND}/sales`,
+])('%s', (path) => {
+  it.each(['platform_shop_id=%00', 'platform_shop_id=a%00b', 'from=0001-01-01', 'to=1899-12-31'])(
+    'rejects %s with 400, never reaching the database',
+    async (query) => {
+      expectErrorBody(
+        await server.request(`${path}?${query}`, { key: DEMO_KEYS.active }),
+        'PARTNER_API_INVALID_PARAMETER',
+      );
+    },
+  );
+});
+
 describe('typed callers (tRPC transport, createCaller)', () => {
   it('may call a list without any input', async () => {
     expect((await api.brands.list()).data).toMatchObject({ page: 1, limit: 20 });

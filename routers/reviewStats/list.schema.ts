@@ -3,7 +3,7 @@ import { REVIEW_STATS_GROUP_BY } from '../../db/queries/reviewStats';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
-import { optional, withDefault } from '../shared/params';
+import { optional, platformShopIdParam, withDefault } from '../shared/params';
 import { rangeParams } from '../shared/range';
 import { kstDaySchema, platformSchema } from '../shared/values';
 
@@ -26,7 +26,7 @@ export const listReviewStatsParams = {
   ...rangeParams,
   group_by: withDefault(groupBySchema, 'date').describe('Aggregation unit: date (default), shop or platform.'),
   platform: optional(platformSchema).describe('Only this platform.'),
-  platform_shop_id: optional(z.string()).describe('Only this shop.'),
+  platform_shop_id: platformShopIdParam(),
   ...pageParams,
 };
 

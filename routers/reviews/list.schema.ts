@@ -2,7 +2,15 @@ import type { z } from 'zod';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
-import { booleanParam, dayParam, daysInOrder, decimalParam, optional, textParam } from '../shared/params';
+import {
+  booleanParam,
+  dayParam,
+  daysInOrder,
+  decimalParam,
+  optional,
+  platformShopIdParam,
+  textParam,
+} from '../shared/params';
 import { platformSchema } from '../shared/values';
 import { reviewSchema } from './review.schema';
 
@@ -20,9 +28,7 @@ export const listReviewsMeta = readOperation({
 export const listReviewsParams = {
   from: optional(dayParam()).describe('Review date start, KST, inclusive (YYYY-MM-DD).'),
   to: optional(dayParam()).describe('Review date end, KST, inclusive (YYYY-MM-DD).'),
-  platform_shop_id: optional(textParam(100)).describe(
-    'Only this shop (the same id on two platforms names two shops; add platform to pick one).',
-  ),
+  platform_shop_id: platformShopIdParam(),
   platform: optional(platformSchema).describe('Only this platform.'),
   rating_min: optional(decimalParam(0, 5)).describe(
     'Lower bound, inclusive, on the rating rounded down (4.5 as 4, 0.5 as 1); a review without rating counts as 0.',

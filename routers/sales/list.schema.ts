@@ -3,7 +3,7 @@ import { SALES_GROUP_BY } from '../../db/queries/sales';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
-import { optional, withDefault } from '../shared/params';
+import { optional, platformShopIdParam, withDefault } from '../shared/params';
 import { rangeParams } from '../shared/range';
 import { kstDaySchema, salesPlatformSchema } from '../shared/values';
 import { embeddedUserSchema } from '../shops/list.schema';
@@ -31,7 +31,7 @@ export const listSalesParams = {
     'Aggregation unit: shop (default), platform, user, date or week.',
   ),
   platform: optional(salesPlatformSchema).describe('Only this platform: BAEMIN, CPEATS or YOGIYO.'),
-  platform_shop_id: optional(z.string()).describe('Only this shop.'),
+  platform_shop_id: platformShopIdParam(),
   ...pageParams,
 };
 

@@ -76,3 +76,10 @@ export function daysInOrder(input: { from?: string | undefined; to?: string | un
     issues.addIssue({ code: 'custom', message: 'from is later than to', path: ['from'] });
   }
 }
+
+/** `platform_shop_id` of the review list, review-stats and sales: only this shop (spec §4.5, §4.7, §4.8). */
+export function platformShopIdParam() {
+  return optional(textParam(100)).describe(
+    'Only this shop. The same id on two platforms names two shops: add platform to pick one.',
+  );
+}
