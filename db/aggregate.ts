@@ -32,25 +32,28 @@ export async function buildDailyAggregate(db: Db, options: { now: Date }): Promi
   });
 }
 
+/** What a scheduled run did: built, found yesterday already covered, or found another run under way. */
+export type DailyRun = { outcome: 'built'; result: AggregateResult } | { outcome: 'covered' } | { outcome: 'busy' };
+
 /**
  * The daily run of the schedule (D-6): of many instances, one rebuilds. It takes the lock without waiting
- * (another instance holding it is building) and skips when a run already covered yesterday, so instances
- * that wake a little later do not rebuild again. Returns undefined when it skipped.
+ * and skips when a run already covered yesterday, so instances that wake a little later do not rebuild
+ * again. `busy` (another run holds the lock) is not `covered`: the schedule retries until it is.
  */
-export async function runDailyAggregate(db: Db, options: { now: Date }): Promise<AggregateResult | undefined> {
+export async function runDailyAggregate(db: Db, options: { now: Date }): Promise<DailyRun> {
   const throughDay = addDays(kstToday(options.now), -1);
-  return db.transaction(async (tx) => {
+  return db.transaction(async (tx): Promise<DailyRun> => {
     const [lock] = await tx
       .select({ acquired: sql<boolean>`pg_try_advisory_xact_lock(${AGGREGATE_LOCK_KEY})` })
       .from(sql`(SELECT 1) AS one`);
-    if (!lock?.acquired) return undefined;
+    if (!lock?.acquired) return { outcome: 'busy' };
     const [done] = await tx
       .select({ id: aggregateRuns.id })
       .from(aggregateRuns)
       .where(gte(aggregateRuns.throughDay, throughDay))
       .limit(1);
-    if (done) return undefined;
-    return rebuild(tx, options.now);
+    if (done) return { outcome: 'covered' };
+    return { outcome: 'built', result: await rebuild(tx, options.now) };
   });
 }
 

@@ -6,7 +6,10 @@ import type { Logger } from './logger';
 /** How long after KST midnight the daily run starts: late enough that yesterday's collection has landed. */
 export const RUN_AFTER_MIDNIGHT_MS = 5 * 60 * 1000;
 
-type Deps = { db: Db; log: Logger; now: () => Date };
+/** How soon a run that found another run under way, or failed, tries again. */
+export const RETRY_MS = 5 * 60 * 1000;
+
+type Deps = { db: Db; log: Logger; now: () => Date; retryMs?: number };
 
 /** The next instant strictly after `now` at RUN_AFTER_MIDNIGHT_MS past a KST midnight (D-5). */
 export function nextRunAt(now: Date): Date {
@@ -16,29 +19,35 @@ export function nextRunAt(now: Date): Date {
 }
 
 /**
- * Runs the daily aggregate (D-6) once a day shortly after KST midnight, in every mode: each instance
- * schedules it, and one of them builds (runDailyAggregate: try-lock, skip when yesterday is covered).
- * The timer never keeps the process alive; `stop` cancels it and waits for a run in progress, so the
- * database can be closed after it (shutdown, D-17). A failed run is logged; the next day's run tries again.
+ * Runs the daily aggregate (D-6) at start and then once a day shortly after KST midnight, in every mode:
+ * each instance schedules it, one of them builds (runDailyAggregate: try-lock, skip when yesterday is
+ * covered). A run that found another run under way, or failed, retries every RETRY_MS until yesterday is
+ * covered, so a missed midnight (deploy, outage, a long CLI run) costs minutes, not a day. The timer never
+ * keeps the process alive; `stop` cancels it and waits for a run in progress, so the database can be
+ * closed after it (shutdown, D-17).
  */
 export function scheduleDailyAggregate(deps: Deps): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
 
-  const arm = () => {
+  const arm = (delayMs: number) => {
     if (stopped) return;
-    const now = deps.now();
     timer = setTimeout(() => {
-      running = runLogged(deps).finally(() => {
-        running = undefined;
-        arm();
-      });
-    }, nextRunAt(now).getTime() - now.getTime());
+      running = runLogged(deps)
+        .then((settled) => {
+          const now = deps.now();
+          const untilNext = nextRunAt(now).getTime() - now.getTime();
+          arm(settled ? untilNext : Math.min(deps.retryMs ?? RETRY_MS, untilNext));
+        })
+        .finally(() => {
+          running = undefined;
+        });
+    }, delayMs);
     timer.unref();
   };
 
-  arm();
+  arm(0);
   return {
     async stop() {
       stopped = true;
@@ -48,14 +57,18 @@ export function scheduleDailyAggregate(deps: Deps): { stop(): Promise<void> } {
   };
 }
 
-/** One run, logged with its result or its failure; never throws. */
-async function runLogged(deps: Deps): Promise<void> {
+/** One run, logged with its outcome or its failure; true when yesterday is covered. Never throws. */
+async function runLogged(deps: Deps): Promise<boolean> {
   const started = Date.now();
   try {
-    const result = await runDailyAggregate(deps.db, { now: deps.now() });
-    if (result) deps.log.info('daily aggregate built', { ...result, ms: Date.now() - started });
-    else deps.log.info('daily aggregate already built or building elsewhere', { ms: Date.now() - started });
+    const run = await runDailyAggregate(deps.db, { now: deps.now() });
+    const ms = Date.now() - started;
+    if (run.outcome === 'built') deps.log.info('daily aggregate built', { ...run.result, ms });
+    else if (run.outcome === 'covered') deps.log.debug('daily aggregate already built', { ms });
+    else deps.log.info('daily aggregate under way elsewhere; will check again', { ms });
+    return run.outcome !== 'busy';
   } catch (error) {
-    deps.log.error('daily aggregate failed', { error, ms: Date.now() - started });
+    deps.log.error('daily aggregate failed; will retry', { error, ms: Date.now() - started });
+    return false;
   }
 }

@@ -32,7 +32,7 @@ async function main() {
   // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance.
   const store = await connectSharedStore(config, policies(config.RATE_LIMIT_PER_MINUTE).perKey, log);
   const services = createServices(config, database.db, log, undefined, store?.limiter);
-  // D-6: every instance schedules the daily run after KST midnight; one of them builds.
+  // D-6: every instance runs the daily aggregate at start and after KST midnight; one of them builds.
   const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
   const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }), log).listen(
     config.PORT,
@@ -68,10 +68,14 @@ async function main() {
     stopping = true;
     log.info('draining', { signal });
     // Stop accepting, let in-flight requests finish, then close the database (D-17).
+    // The schedule stops first, so no rebuild starts while draining.
+    const scheduleStopped = aggregateSchedule.stop();
     server.close(async () => {
-      await aggregateSchedule.stop();
-      await store?.close();
-      await database.close();
+      await scheduleStopped;
+      // Each closes on its own: a stalled store must not keep the database open.
+      const closed = await Promise.allSettled([database.close(), store?.close()]);
+      for (const result of closed)
+        if (result.status === 'rejected') log.error('close failed', { error: result.reason });
       log.info('stopped');
       process.exit(0);
     });

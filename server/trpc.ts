@@ -50,6 +50,8 @@ const authenticate = t.middleware(async ({ ctx, next }) => {
     }
   }
   const reject = async (code: PartnerErrorCode) => {
+    // A key refused now (revoked, expired, partner off) no longer passes the guard as "recently valid".
+    if (keyHash) recentlyValid.delete(keyHash);
     await refused.limit(ctx.clientAddress);
     return new PartnerApiError(code);
   };
@@ -61,7 +63,7 @@ const authenticate = t.middleware(async ({ ctx, next }) => {
   if (key.expiresAt && key.expiresAt.getTime() <= ctx.now().getTime()) throw await reject('PARTNER_API_KEY_EXPIRED');
   if (!key.partnerActive) throw await reject('PARTNER_API_FORBIDDEN');
   recentlyValid.add(keyHash);
-  return next({ ctx: { partner: { partnerId: key.partnerId, keyId: key.keyId } } });
+  return next({ ctx: { partner: { partnerId: key.partnerId, keyId: key.keyId, keyHash } } });
 });
 
 /**
@@ -71,7 +73,8 @@ const authenticate = t.middleware(async ({ ctx, next }) => {
 const authenticatedProcedure = t.procedure.use(authenticate);
 const rateLimited = authenticatedProcedure.use(async ({ ctx, next }) => {
   const { policy, limiter } = ctx.rateLimit;
-  const decision = await limiter.limit(`key:${ctx.partner.keyId}`);
+  // Keyed on the key's hash, not its row id: unique across deployments that share one Redis.
+  const decision = await limiter.limit(`key:${ctx.partner.keyHash}`);
   Object.assign(ctx.responseHeaders, rateLimitHeaders(policy, decision, ctx.now().getTime()));
   if (!decision.success) throw new PartnerApiError('PARTNER_API_RATE_LIMITED');
   return next();
@@ -104,16 +107,18 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
 ) {
   const schema = z.object({ brand_code: brandCodeParam, ...parameters });
   return partnerProcedure.input(schema).use(async ({ ctx, input, next }) => {
+    // The request's KST day, read once: the rules judge and the operation uses the same one (D-5).
+    const today = kstToday(ctx.now());
     if (check) {
       const broken: string[] = [];
       const issues = { addIssue: (issue: { message: string }) => void broken.push(issue.message) };
-      check(input as z.output<z.ZodObject<Shape>>, issues, { today: kstToday(ctx.now()) });
+      check(input as z.output<z.ZodObject<Shape>>, issues, { today });
       if (broken.length)
         throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(broken.join('; ')) });
     }
     const brandCode = (input as { brand_code: string }).brand_code;
     const brand = await findBrandInScope(ctx.db, { partnerId: ctx.partner.partnerId, brandCode });
     if (!brand) throw new PartnerApiError('PARTNER_API_BRAND_NOT_FOUND');
-    return next({ ctx: { brand } });
+    return next({ ctx: { brand, today } });
   });
 }

@@ -260,12 +260,55 @@ describe('the daily schedule (D-6)', () => {
     const runs = async () => (await database.db.select({ id: aggregateRuns.id }).from(aggregateRuns)).length;
     const before = await runs();
     const results = await Promise.all([0, 1, 2].map(() => runDailyAggregate(database.db, { now: tomorrow })));
-    expect(results.filter((result) => result !== undefined)).toHaveLength(1);
+    expect(results.filter((run) => run.outcome === 'built')).toHaveLength(1);
     expect(await runs()).toBe(before + 1);
     // and one waking later finds yesterday covered
-    expect(await runDailyAggregate(database.db, { now: new Date(tomorrow.getTime() + 60_000) })).toBeUndefined();
+    expect(await runDailyAggregate(database.db, { now: new Date(tomorrow.getTime() + 60_000) })).toEqual({
+      outcome: 'covered',
+    });
     expect(await runs()).toBe(before + 1);
   });
+
+  it.skipIf(DRIVER === 'pglite')(
+    'retries a run that found another under way until yesterday is covered (no lost day)',
+    async () => {
+      const database = await openTestDatabase();
+      const template = inject('postgresTemplate');
+      if (!template) throw new Error('PostgreSQL only');
+      const tomorrow = new Date(nextRunAt(NOW).getTime() + 1_000);
+      // Another session holds the job's lock, as a long CLI run would.
+      const name = (await database.rows<{ name: string }>(sql`SELECT current_database() AS name`))[0]?.name ?? '';
+      const holder = await openDatabase({ url: withDatabase(template.url, name), maxConnections: 1 });
+      let release: () => void = () => {};
+      const held = holder.db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT pg_advisory_xact_lock(${AGGREGATE_LOCK_KEY})`);
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      });
+      await vi.waitFor(async () => {
+        const [row] = await database.rows<{ held: boolean }>(
+          sql`SELECT count(*) > 0 AS held FROM pg_locks WHERE locktype = 'advisory' AND granted`,
+        );
+        expect(row?.held).toBe(true);
+      });
+      const lines: string[] = [];
+      const schedule = scheduleDailyAggregate({
+        db: database.db,
+        log: createLogger('info', (line) => lines.push(line)),
+        now: () => tomorrow,
+        retryMs: 100,
+      });
+      await vi.waitFor(() => expect(lines.join('')).toContain('under way elsewhere'));
+      release();
+      await held;
+      await holder.close();
+      await vi.waitFor(() => expect(lines.join('')).toContain('daily aggregate built'), { timeout: 5_000 });
+      await schedule.stop();
+      const [last] = await database.db.select().from(aggregateRuns).orderBy(sql`${aggregateRuns.id} DESC`).limit(1);
+      expect(last?.throughDay).toBe(TODAY);
+    },
+  );
 
   it('does not run once stopped', async () => {
     const database = await openTestDatabase();

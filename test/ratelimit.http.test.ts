@@ -1,8 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey, hashApiKey } from '../db/keys';
+import { findPartnerByName, insertApiKey, revokeApiKey } from '../db/queries/apiKeys';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createCaller } from '../routers';
 import { createRequestContext } from '../server/context';
-import { openTestDatabase } from './support/database';
+import { NOW, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';
 import { callerFor, startServer, testServices } from './support/services';
@@ -61,6 +63,25 @@ describe('per-key rate limit (spec §8, D-14)', () => {
 });
 
 describe('refused keys per client address (D-14)', () => {
+  it('stops treating a key as recently valid once it is refused (revoked after a success)', async () => {
+    const services = testServices(database.db);
+    const partner = await findPartnerByName(database.db, 'Other Eats');
+    if (!partner) throw new Error('Other Eats missing');
+    const key = generateApiKey();
+    const row = await insertApiKey(database.db, {
+      partnerId: partner.id,
+      keyHash: hashApiKey(key),
+      displayPrefix: 'x',
+    });
+    if (!row) throw new Error('insert failed');
+    const call = () =>
+      createCaller(createRequestContext(services, { apiKey: key, clientAddress: '10.7.7.7' })).brands.list();
+    expect((await call()).status).toBe('SUCCESS');
+    await revokeApiKey(database.db, row.id, new Date(NOW.getTime() - 1000));
+    for (let i = 0; i < 300; i++) await expectPartnerError(call(), 'PARTNER_API_KEY_INACTIVE');
+    await expectPartnerError(call(), 'PARTNER_API_RATE_LIMITED');
+  });
+
   it('takes the address from X-Forwarded-For only behind a trusted proxy', async () => {
     const { createApp } = await import('../server/app');
     const { createHttpServer } = await import('../server/http-server');

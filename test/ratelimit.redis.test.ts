@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from '@upstash/redis';
 import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { parseConfig } from '../server/config';
 import { createLogger } from '../server/logger';
@@ -37,21 +37,51 @@ describe('fallback when the store is slow or down (D-14)', () => {
     expect(lines.filter((line) => line.includes('rate-limit store unavailable'))).toHaveLength(1);
   });
 
-  it('uses the store again once it answers', async () => {
+  it('leaves the store alone for a cooldown after a failure, then uses it again once it answers', async () => {
     let down = true;
+    let asked = 0;
     const store: RateLimiter = {
-      limit: (id) => (down ? failing.limit(id) : Promise.resolve({ success: true, limit: 9, remaining: 8, reset: 0 })),
+      limit: (id) => {
+        asked++;
+        return down ? failing.limit(id) : Promise.resolve({ success: true, limit: 9, remaining: 8, reset: 0 });
+      },
     };
+    let now = 0;
     const lines: string[] = [];
+    const log = createLogger('info', (line) => lines.push(line));
     const limiter = new FallbackLimiter(
       store,
-      new MemorySlidingWindow(policy(5)),
-      createLogger('info', (line) => lines.push(line)),
+      new MemorySlidingWindow(policy(5), () => now),
+      log,
+      250,
+      5_000,
+      () => now,
     );
     expect((await limiter.limit('k')).limit).toBe(5);
     down = false;
+    expect((await limiter.limit('k')).limit).toBe(5); // within the cooldown: not asked
+    expect(asked).toBe(1);
+    now += 5_000;
     expect((await limiter.limit('k')).limit).toBe(9);
     expect(lines.some((line) => line.includes('answering again'))).toBe(true);
+  });
+
+  it('refunds a call the store counted after its answer was abandoned', async () => {
+    const refunded: string[] = [];
+    let land: (decision: RateLimitDecision) => void = () => {};
+    const late: RateLimiter = {
+      limit: () =>
+        new Promise<RateLimitDecision>((resolve) => {
+          land = resolve;
+        }),
+      refund: async (id) => {
+        refunded.push(id);
+      },
+    };
+    const limiter = new FallbackLimiter(late, new MemorySlidingWindow(policy(5)), createLogger('silent'), 20);
+    expect((await limiter.limit('k')).limit).toBe(5); // answered locally after 20 ms
+    land({ success: true, limit: 9, remaining: 8, reset: 0 });
+    await vi.waitFor(() => expect(refunded).toEqual(['k']));
   });
 
   it('starts and answers with a Redis that is not there', async () => {
@@ -95,6 +125,15 @@ describe.skipIf(!REDIS_URL)('the shared store on Redis', () => {
     expect(refused.retryAt).toBeGreaterThan(Date.now());
     expect(refused.retryAt).toBeLessThanOrEqual(Date.now() + 120_000);
     expect(last.retryAt).toBeDefined();
+  });
+
+  it('gives a refunded call back to the shared budget', async () => {
+    const limiter = await instance(5);
+    const id = `key:${randomBytes(4).toString('hex')}`;
+    await limiter.limit(id);
+    await limiter.limit(id);
+    await limiter.refund(id);
+    expect((await limiter.limit(id)).remaining).toBe(3);
   });
 
   it('survives a script cache flush (NOSCRIPT falls back to EVAL)', async () => {

@@ -198,12 +198,28 @@ describe('today and the shop linked today (spec §4.7 rule 1, §4.8 rule 2)', ()
     }
   });
 
-  it('the shop linked today has no row, though the review list has its reviews of today', async () => {
-    expect((await reviewList(TODAY, TODAY, { platform_shop_id: LINKED_TODAY })).length).toBeGreaterThan(0);
-    const shopsShown = (await stats({ group_by: 'shop' })).map((row) => row.platform_shop_id);
-    expect(shopsShown.length).toBeGreaterThan(10);
-    expect(shopsShown).not.toContain(LINKED_TODAY);
-    expect(await stats({ platform_shop_id: LINKED_TODAY })).toEqual([]);
+  it('the shop linked today has no row, even for history collected before today (spec §4.8 rule 2)', async () => {
+    // Give the shop a review of yesterday, as a link collects history, and rebuild: still no row.
+    const [linked] = await database.db
+      .select({ id: shops.id, brandId: shops.brandId })
+      .from(shops)
+      .where(and(eq(shops.platform, 'BAEMIN'), eq(shops.platformShopId, LINKED_TODAY)));
+    if (!linked) throw new Error('linked-today shop missing');
+    const writtenAt = new Date(kstDayStart(YESTERDAY).getTime() + 12 * 3_600_000);
+    await database.db
+      .insert(reviews)
+      .values({ reviewCode: 'LINKED1', brandId: linked.brandId, shopId: linked.id, writtenAt, rating: 5 });
+    try {
+      await buildDailyAggregate(database.db, { now: NOW });
+      expect((await reviewList(YESTERDAY, TODAY, { platform_shop_id: LINKED_TODAY })).length).toBeGreaterThan(1);
+      const shopsShown = (await stats({ group_by: 'shop' })).map((row) => row.platform_shop_id);
+      expect(shopsShown.length).toBeGreaterThan(10);
+      expect(shopsShown).not.toContain(LINKED_TODAY);
+      expect(await stats({ platform_shop_id: LINKED_TODAY })).toEqual([]);
+    } finally {
+      await database.db.delete(reviews).where(eq(reviews.reviewCode, 'LINKED1'));
+      await buildDailyAggregate(database.db, { now: NOW });
+    }
   });
 });
 

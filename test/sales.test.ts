@@ -1,5 +1,6 @@
 import { and, eq, gte, inArray, lte } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildDailyAggregate } from '../db/aggregate';
 import type { DatabaseHandle } from '../db/client';
 import { addDays, kstToday, mondayOf } from '../db/kst';
 import { brands, salesDaily, salesSnapshots, shops } from '../db/schema';
@@ -161,22 +162,45 @@ describe('today and the shop linked today (spec §4.8 rule 2, D-6)', () => {
     }
   });
 
-  it('the shop linked today has no row, though it has a snapshot of today', async () => {
-    const [linked] = await database.db
-      .select({ id: shops.id })
-      .from(shops)
-      .where(and(eq(shops.platform, 'BAEMIN'), eq(shops.platformShopId, LINKED_TODAY)));
-    expect(
-      await database.db.$count(
-        salesSnapshots,
-        and(eq(salesSnapshots.shopId, linked?.id ?? -1), eq(salesSnapshots.day, TODAY)),
-      ),
-    ).toBe(1);
-    const shown = (await sales({ from: addDays(TODAY, -7), to: TODAY })).map((row) => row.platform_shop_id);
-    expect(shown.length).toBeGreaterThan(10);
-    expect(shown).not.toContain(LINKED_TODAY);
-    expect(await sales({ platform_shop_id: LINKED_TODAY })).toEqual([]);
-    expect((await sales({ group_by: 'user' })).map((row) => row.user?.user_code)).not.toContain('u-ch-010');
+  it('the shop linked today has no row, even for snapshots before today; nor do non-sales platforms', async () => {
+    const shopOf = async (platform: 'BAEMIN' | 'NAVER', id?: string) => {
+      const [row] = await database.db
+        .select({ id: shops.id, platformShopId: shops.platformShopId })
+        .from(shops)
+        .innerJoin(brands, eq(brands.id, shops.brandId))
+        .where(
+          and(
+            eq(brands.brandCode, DEMO_BRAND),
+            eq(shops.platform, platform),
+            id ? eq(shops.platformShopId, id) : undefined,
+          ),
+        )
+        .limit(1);
+      if (!row) throw new Error(`no ${platform} shop`);
+      return row;
+    };
+    const linked = await shopOf('BAEMIN', LINKED_TODAY);
+    const naver = await shopOf('NAVER');
+    // History a link collects, and a snapshot on a platform without sales (spec §4.8): both must stay out.
+    await database.db.insert(salesSnapshots).values([
+      { shopId: linked.id, day: YESTERDAY, amount: 777_000 },
+      { shopId: naver.id, day: YESTERDAY, amount: 555_000 },
+    ]);
+    try {
+      await buildDailyAggregate(database.db, { now: NOW });
+      const shown = (await sales({ from: addDays(TODAY, -7), to: TODAY })).map((row) => row.platform_shop_id);
+      expect(shown.length).toBeGreaterThan(10);
+      expect(shown).not.toContain(LINKED_TODAY);
+      expect(shown).not.toContain(naver.platformShopId);
+      expect(await sales({ platform_shop_id: LINKED_TODAY })).toEqual([]);
+      expect(await sales({ platform_shop_id: naver.platformShopId })).toEqual([]);
+      expect((await sales({ group_by: 'user' })).map((row) => row.user?.user_code)).not.toContain('u-ch-010');
+    } finally {
+      await database.db
+        .delete(salesSnapshots)
+        .where(and(eq(salesSnapshots.day, YESTERDAY), inArray(salesSnapshots.shopId, [linked.id, naver.id])));
+      await buildDailyAggregate(database.db, { now: NOW });
+    }
   });
 });
 

@@ -1,4 +1,3 @@
-import { kstToday } from '../../db/kst';
 import { listSales } from '../../db/queries/sales';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
@@ -10,6 +9,6 @@ export const list = brandProcedure(listSalesParams, rangeInOrder)
   .meta(listSalesMeta)
   .output(listSalesOutput)
   .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
-    const range = resolveRange({ from, to }, kstToday(ctx.now()));
+    const range = resolveRange({ from, to }, ctx.today);
     return success(await listSales(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit }));
   });

@@ -6,30 +6,47 @@ import type { RateLimitDecision, RateLimiter } from './limiter';
  * is judged by the in-process limiter of the same policy (each instance still enforces the limit on its
  * own), and the failure is logged, once per outage at warn and each time at debug. The answer is always a
  * real decision of one of the two, so the headers never advertise made-up numbers.
+ * - A call the store counts after its answer was abandoned is refunded, so no call is counted twice and
+ *   a call refused locally is not counted in the shared budget.
+ * - After a failure the store is left alone for `cooldownMs` (a circuit breaker), so an outage does not
+ *   add the timeout to every call; the next call after it tries the store again.
  */
 export class FallbackLimiter implements RateLimiter {
   private degraded = false;
+  private skipUntil = 0;
 
   constructor(
     private readonly shared: RateLimiter,
     private readonly local: RateLimiter,
     private readonly log: Logger,
     private readonly timeoutMs = 250,
+    private readonly cooldownMs = 5_000,
+    private readonly clock: () => number = Date.now,
   ) {}
 
   async limit(identifier: string): Promise<RateLimitDecision> {
+    if (this.clock() < this.skipUntil) return this.local.limit(identifier);
+    const asked = this.shared.limit(identifier);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`rate-limit store slower than ${this.timeoutMs} ms`)), this.timeoutMs);
     });
     try {
-      const decision = await Promise.race([this.shared.limit(identifier), timeout]);
+      const decision = await Promise.race([asked, timeout]);
       if (this.degraded) {
         this.degraded = false;
         this.log.info('rate-limit store answering again');
       }
       return decision;
     } catch (error) {
+      this.skipUntil = this.clock() + this.cooldownMs;
+      // If the abandoned call still lands and was counted, give it back.
+      asked
+        .then(
+          (late) => (late.success && this.shared.refund ? this.shared.refund(identifier) : undefined),
+          () => undefined,
+        )
+        .catch((refundError: unknown) => this.log.debug('rate-limit refund failed', { error: refundError }));
       if (!this.degraded) {
         this.degraded = true;
         this.log.warn('rate-limit store unavailable; limiting in process', { error });

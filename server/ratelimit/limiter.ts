@@ -12,6 +12,8 @@ export type RateLimitDecision = {
 /** A store-agnostic limiter: the in-process one now; a shared Redis/Upstash one later (D-14). */
 export interface RateLimiter {
   limit(identifier: string): Promise<RateLimitDecision>;
+  /** Gives back one counted call (a shared store whose answer came too late to be used). */
+  refund?(identifier: string): Promise<void>;
 }
 
 /** The policies of the service, by name (D-14). */

@@ -18,6 +18,10 @@ export class RecentlyValidKeys {
     return until !== undefined && until > this.clock();
   }
 
+  delete(keyHash: string) {
+    this.seen.delete(keyHash);
+  }
+
   add(keyHash: string) {
     this.seen.delete(keyHash); // re-insert so Map order stays oldest-first
     this.seen.set(keyHash, this.clock() + this.ttlMs);
