@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
+import { buildDailyAggregate } from '../db/aggregate';
 import { openDatabase } from '../db/client';
 import { findBrandInScope } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
@@ -12,8 +13,9 @@ import { createRequestContext } from '../server/context';
 import { silentLogger } from '../server/logger';
 import { createServices } from '../server/services';
 
-// npm run bench [-- --reviews N --runs R]: the review list's access paths on a large brand, through the
-// whole procedure stack (auth, limit, validation, query, output schema), against targets. On PGlite by
+// npm run bench [-- --reviews N --runs R]: on a large brand, the review list's access paths, review-stats
+// and sales through the whole procedure stack (auth, limit, validation, query, output schema), against
+// targets, and the daily aggregate's build time. On PGlite by
 // default; with DATABASE_URL, in a scratch database created on that server and dropped afterwards.
 
 /**
@@ -32,6 +34,10 @@ const TARGETS_MS: Record<string, number> = {
   'keyword (3+ chars, absent)': 100,
   'keyword (2 Hangul chars) + 30 days': 400,
   'single review': 15,
+  'review-stats by date (30 days)': 50,
+  'review-stats by shop (30 days)': 50,
+  'sales by shop (30 days)': 50,
+  'sales by week (90 days)': 50,
 };
 
 async function main() {
@@ -67,10 +73,14 @@ async function main() {
       now,
       onProgress: (done, total) => process.stdout.write(`\rseeding ${done}/${total} reviews`),
     });
-    await database.db.execute(sql`ANALYZE`);
     process.stdout.write(
-      `\nseeded ${reviews} reviews on ${database.driver} in ${((Date.now() - started) / 1000).toFixed(1)} s\n\n`,
+      `\nseeded ${reviews} reviews on ${database.driver} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
+    const building = Date.now();
+    const aggregate = await buildDailyAggregate(database.db, { now });
+    await database.db.execute(sql`ANALYZE`);
+    const seconds = ((Date.now() - building) / 1000).toFixed(1);
+    process.stdout.write(`daily aggregate: ${aggregate.reviewRows} + ${aggregate.salesRows} rows in ${seconds} s\n\n`);
 
     const services = createServices(
       parseConfig({ RATE_LIMIT_PER_MINUTE: '1000000' }),
@@ -119,6 +129,14 @@ async function main() {
       await measure(name, () => api.reviews.list({ brand_code: brand, ...filters }));
     }
     await measure('single review', () => api.reviews.get({ brand_code: brand, review_id: first.review_id }));
+    await measure('review-stats by date (30 days)', () => api.reviewStats.list({ brand_code: brand }));
+    await measure('review-stats by shop (30 days)', () =>
+      api.reviewStats.list({ brand_code: brand, group_by: 'shop' }),
+    );
+    await measure('sales by shop (30 days)', () => api.sales.list({ brand_code: brand }));
+    await measure('sales by week (90 days)', () =>
+      api.sales.list({ brand_code: brand, group_by: 'week', from: daysBefore(90), to: today }),
+    );
 
     process.stdout.write(
       `${[`| scenario (${reviews} reviews, ${database.driver}) | p50 ms | p95 ms | target p95 | |`, '|---|---|---|---|---|', ...rows].join('\n')}\n\n`,
