@@ -5,8 +5,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { appRouter } from '../routers';
 import type { Services } from './context';
 import { docsRouter } from './docs';
-import { errorEnvelope, type PartnerErrorCode, partnerCodeOf } from './errors';
-import { httpContextFactory } from './http-context';
+import { errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
+import { httpContextFactory, pathOf } from './http-context';
 import { openApiDocument } from './openapi';
 import { restFacade } from './rest';
 
@@ -54,9 +54,7 @@ export function createApp(services: Services, options: { trustProxy?: number | s
       const headers = { ...ctx?.responseHeaders };
       // A single call answers with its partner status (a POST to a query is 404, not 405; D-12).
       const single = errors.length === 1 && (info?.calls.length ?? 0) <= 1;
-      return single && errors[0]
-        ? { status: errorEnvelope(partnerCodeOf(errors[0])).status_code, headers }
-        : { headers };
+      return single && errors[0] ? { status: httpStatusOf(errors[0]), headers } : { headers };
     },
   });
   // Every procedure is a query, which the client sends as GET; any other method is 404 like REST (D-12).
@@ -103,9 +101,4 @@ function requestIdAndAccessLog(services: Services) {
     });
     next();
   };
-}
-
-/** The path as the client sent it, without the query (express rewrites req.path under a mount). */
-export function pathOf(req: Request) {
-  return req.originalUrl.split('?')[0] ?? req.originalUrl;
 }

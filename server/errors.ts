@@ -28,7 +28,6 @@ export const ERROR_CATALOGUE = {
 } as const satisfies Record<string, { httpStatus: number; trpcCode: TRPC_ERROR_CODE_KEY }>;
 
 export type PartnerErrorCode = keyof typeof ERROR_CATALOGUE;
-export const PARTNER_ERROR_CODES = Object.keys(ERROR_CATALOGUE) as PartnerErrorCode[];
 
 /** The one fixed text of every error (spec §1, D-12). */
 export const ERROR_MESSAGE = 'The request cannot be processed.';
@@ -79,4 +78,9 @@ export function partnerCodeOf(error: unknown): PartnerErrorCode {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
+}
+
+/** The HTTP status any error answers with, on every door (REST and the tRPC transport). */
+export function httpStatusOf(error: unknown): number {
+  return ERROR_CATALOGUE[partnerCodeOf(error)].httpStatus;
 }

@@ -17,9 +17,14 @@ export function httpContextFactory(services: Services): HttpContextFactory {
   // D-12: the log line of a failed request carries its request id and the real cause; the response never does.
   factory.logFailure = (req: Request, error: unknown) => {
     const code = partnerCodeOf(error);
-    const fields = { requestId: req.res?.locals.requestId, code, path: req.originalUrl.split('?')[0] };
+    const fields = { requestId: req.res?.locals.requestId, code, path: pathOf(req) };
     if (code === 'PARTNER_API_INTERNAL_ERROR') services.log.error('request failed', { ...fields, error });
     else services.log.debug('request refused', fields);
   };
   return factory;
+}
+
+/** The path as the client sent it, without the query (express rewrites req.path under a mount). */
+export function pathOf(req: Request) {
+  return req.originalUrl.split('?')[0] ?? req.originalUrl;
 }

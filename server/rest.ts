@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import type { AppRouter } from '../routers';
-import { type ErrorEnvelope, errorEnvelope, partnerCodeOf } from './errors';
+import { type ErrorEnvelope, errorEnvelope, httpStatusOf } from './errors';
 import type { HttpContextFactory } from './http-context';
 import { restRoutes } from './routes';
 
@@ -16,7 +16,7 @@ export function restFacade(appRouter: AppRouter, createContext: HttpContextFacto
     router: appRouter,
     createContext: ({ req, res }) => createContext(req as Request, res as Response),
     responseMeta: ({ ctx, errors }) => ({
-      status: errors[0] ? errorStatus(errors[0]) : 200,
+      status: errors[0] ? httpStatusOf(errors[0]) : 200,
       headers: { ...ctx?.responseHeaders },
     }),
     onError: ({ error, req }) => createContext.logFailure(req as Request, error),
@@ -49,10 +49,6 @@ function decodedPath(path: string): string {
       }
     })
     .join('/');
-}
-
-function errorStatus(error: unknown) {
-  return errorEnvelope(partnerCodeOf(error)).status_code;
 }
 
 function replaceErrorBodies(res: Response) {

@@ -33,8 +33,6 @@ export const createCallerFactory = t.createCallerFactory;
 // 2. Base procedures. The order of D-13 is the order of the chain: key (401/403), rate limit (429),
 // parameters (400, the operation's .input), brand (404), then the operation's own resource (404).
 
-export const publicProcedure = t.procedure;
-
 /** Authenticates x-partner-api-key (spec §5, D-13) and narrows the context to the key's partner. */
 const authenticate = t.middleware(async ({ ctx, next }) => {
   const { refused, recentlyValid } = ctx.rateLimit;
