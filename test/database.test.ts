@@ -2,7 +2,17 @@ import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db/client';
 import { hashApiKey } from '../db/keys';
-import { alertNumbers, apiKeys, brands, brandUsers, managers, reviews, shopAlertNumbers, shops } from '../db/schema';
+import {
+  alertNumbers,
+  apiKeys,
+  brands,
+  brandUsers,
+  managers,
+  reviews,
+  shopAlertNumbers,
+  shopManagers,
+  shops,
+} from '../db/schema';
 import { DRIVER, openTestDatabase } from './support/database';
 
 // Rules the database itself enforces, so no writer can break them (D-3, D-4, D-7, spec §8).
@@ -36,7 +46,11 @@ describe(`database rules on ${DRIVER}`, () => {
       .returning();
     if (!number) throw new Error('insert failed');
     for (const slot of [0, 1, 4]) {
-      await rejects(database.db.insert(shopAlertNumbers).values({ shopId: shop.id, alertNumberId: number.id, slot }));
+      await rejects(
+        database.db
+          .insert(shopAlertNumbers)
+          .values({ brandId: shop.brandId, shopId: shop.id, alertNumberId: number.id, slot }),
+      );
     }
   });
 
@@ -74,6 +88,51 @@ describe(`database rules on ${DRIVER}`, () => {
         .insert(alertNumbers)
         .values({ brandId: chicken.brandId, phoneNumber: '010-9999-0000', managerId: pizzaManager.id }),
     );
+  });
+
+  it('links a shop only to administrators and alert numbers of its own brand (issue 7 finding 8)', async () => {
+    const [pizzaUser] = await database.db.select().from(brandUsers).where(eq(brandUsers.userCode, 'u-pz-001'));
+    const [ownBrand] = await database.db.select().from(brands).where(eq(brands.brandCode, 'chicken-house'));
+    if (!pizzaUser || !ownBrand) throw new Error('fixtures missing');
+    const [pizza, own] = [pizzaUser.brandId, ownBrand.id];
+    // A shop of the brand with no alert numbers yet, so slot 1 is free.
+    const [shop] = await database.db
+      .select({ id: shops.id })
+      .from(shops)
+      .leftJoin(shopAlertNumbers, eq(shopAlertNumbers.shopId, shops.id))
+      .where(sql`${shops.brandId} = ${own} AND ${shopAlertNumbers.shopId} IS NULL`)
+      .limit(1);
+    if (!shop) throw new Error('no shop without alert numbers');
+    const [pizzaManager, ownManager] = await database.db
+      .insert(managers)
+      .values([
+        { brandId: pizza, displayName: '타브랜드' },
+        { brandId: own, displayName: '본브랜드' },
+      ])
+      .returning();
+    const [pizzaNumber, ownNumber] = await database.db
+      .insert(alertNumbers)
+      .values([
+        { brandId: pizza, phoneNumber: '010-7777-0001' },
+        { brandId: own, phoneNumber: '010-7777-0002' },
+      ])
+      .returning();
+    if (!pizzaManager || !ownManager || !pizzaNumber || !ownNumber) throw new Error('insert failed');
+
+    // Another brand's administrator or verified number, whichever brand the link row claims.
+    for (const brandId of [own, pizza]) {
+      await rejects(database.db.insert(shopManagers).values({ brandId, shopId: shop.id, managerId: pizzaManager.id }));
+      await rejects(
+        database.db
+          .insert(shopAlertNumbers)
+          .values({ brandId, shopId: shop.id, alertNumberId: pizzaNumber.id, slot: 1 }),
+      );
+    }
+    // The same links within the brand are accepted: the brand keys, not the rows' shape, refused the others.
+    await database.db.insert(shopManagers).values({ brandId: own, shopId: shop.id, managerId: ownManager.id });
+    await database.db
+      .insert(shopAlertNumbers)
+      .values({ brandId: own, shopId: shop.id, alertNumberId: ownNumber.id, slot: 1 });
   });
 
   it('stores review times in whole seconds, so the shown date is what lists are ordered by (D-9)', async () => {

@@ -35,6 +35,8 @@ export const alertNumbers = pgTable(
   },
   (t) => [
     unique('alert_numbers_brand_phone_uq').on(t.brandId, t.phoneNumber),
+    // (brand_id, id) is what a shop's registration refers to, so the number's brand must be the shop's.
+    unique('alert_numbers_brand_id_uq').on(t.brandId, t.id),
     // The owner of a number is an administrator of the same brand.
     foreignKey({
       name: 'alert_numbers_brand_manager_fk',
@@ -46,11 +48,16 @@ export const alertNumbers = pgTable(
 
 /**
  * A verified number registered to a shop: the authoritative list of alert recipients (rule 2).
- * At most 3 per shop (spec §8) is enforced by the database: a slot 1..3, unique per shop.
+ * At most 3 per shop (spec §8) is enforced by the database: a slot 1..3, unique per shop. `brand_id` is
+ * the shop's and the number's brand (composite keys), so a number verified for one brand, and its
+ * administrator's name, can never appear on another brand's shop (issue 7 finding 8).
  */
 export const shopAlertNumbers = pgTable(
   'shop_alert_numbers',
   {
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => brands.id),
     shopId: integer('shop_id')
       .notNull()
       .references(() => shops.id),
@@ -67,5 +74,15 @@ export const shopAlertNumbers = pgTable(
     unique('shop_alert_numbers_slot_uq').on(t.shopId, t.slot),
     check('shop_alert_numbers_slot_range', sql`${t.slot} BETWEEN 1 AND 3`),
     index('shop_alert_numbers_number_idx').on(t.alertNumberId),
+    foreignKey({
+      name: 'shop_alert_numbers_brand_shop_fk',
+      columns: [t.brandId, t.shopId],
+      foreignColumns: [shops.brandId, shops.id],
+    }),
+    foreignKey({
+      name: 'shop_alert_numbers_brand_number_fk',
+      columns: [t.brandId, t.alertNumberId],
+      foreignColumns: [alertNumbers.brandId, alertNumbers.id],
+    }),
   ],
 );

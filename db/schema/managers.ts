@@ -1,4 +1,4 @@
-import { index, integer, pgTable, primaryKey, serial, text, unique } from 'drizzle-orm/pg-core';
+import { foreignKey, index, integer, pgTable, primaryKey, serial, text, unique } from 'drizzle-orm/pg-core';
 import { brands } from './brands';
 import { createdAt } from './columns';
 import { managerRoleEnum } from './enums';
@@ -20,10 +20,17 @@ export const managers = pgTable(
   (t) => [index('managers_brand_idx').on(t.brandId), unique('managers_brand_id_uq').on(t.brandId, t.id)],
 );
 
-/** Assignment of administrators to shops (spec §2 Shop.managers). */
+/**
+ * Assignment of administrators to shops (spec §2 Shop.managers). `brand_id` is the shop's and the
+ * manager's brand: the composite keys make a cross-brand link impossible, so one partner's API can never
+ * show another brand's administrator (issue 7 finding 8).
+ */
 export const shopManagers = pgTable(
   'shop_managers',
   {
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => brands.id),
     shopId: integer('shop_id')
       .notNull()
       .references(() => shops.id),
@@ -32,5 +39,18 @@ export const shopManagers = pgTable(
       .references(() => managers.id),
     ...createdAt,
   },
-  (t) => [primaryKey({ columns: [t.shopId, t.managerId] }), index('shop_managers_manager_idx').on(t.managerId)],
+  (t) => [
+    primaryKey({ columns: [t.shopId, t.managerId] }),
+    index('shop_managers_manager_idx').on(t.managerId),
+    foreignKey({
+      name: 'shop_managers_brand_shop_fk',
+      columns: [t.brandId, t.shopId],
+      foreignColumns: [shops.brandId, shops.id],
+    }),
+    foreignKey({
+      name: 'shop_managers_brand_manager_fk',
+      columns: [t.brandId, t.managerId],
+      foreignColumns: [managers.brandId, managers.id],
+    }),
+  ],
 );

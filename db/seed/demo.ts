@@ -992,6 +992,7 @@ async function insertBrand(db: Db, clock: Clock, partnerId: number, brand: Brand
     const linkedAt = shopValues[index]?.linkedAt ?? clock.now;
     for (const name of spec.managers ?? []) {
       assignments.push({
+        brandId,
         shopId,
         managerId: managerIdOf(name),
         createdAt: notAfter(addMs(linkedAt, DAY_MS), clock.now),
@@ -1001,6 +1002,7 @@ async function insertBrand(db: Db, clock: Clock, partnerId: number, brand: Brand
       const alertNumberId = numberIds.get(alert.phone);
       if (alertNumberId === undefined) throw new Error(`demo data: unknown alert number ${alert.phone}`);
       registrations.push({
+        brandId,
         shopId,
         alertNumberId,
         slot: slot + 1,

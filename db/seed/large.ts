@@ -295,7 +295,12 @@ export async function seedLarge(
     for (const [index, row] of shopRows.entries()) {
       const shopRand = rand.derive(hashString('shop'), index);
       for (const manager of shopRand.sample(managerRows, shopRand.int(0, 2))) {
-        assignments.push({ shopId: row.id, managerId: manager.id, createdAt: addMs(historyStart, -5 * DAY_MS) });
+        assignments.push({
+          brandId,
+          shopId: row.id,
+          managerId: manager.id,
+          createdAt: addMs(historyStart, -5 * DAY_MS),
+        });
       }
       let alertable = false;
       for (const [slot, number] of shopRand
@@ -312,6 +317,7 @@ export async function seedLarge(
         const enabled = shopRand.chance(0.85);
         alertable ||= enabled;
         registrations.push({
+          brandId,
           shopId: row.id,
           alertNumberId: number.id,
           slot: slot + 1,
