@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import { sql } from 'drizzle-orm';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { withQuerySignal } from '../db/cancellation';
 import { appRouter } from '../routers';
 import type { Services } from './context';
 import { docsRouter } from './docs';
@@ -9,11 +10,22 @@ import { errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
 import { httpContextFactory, pathOf } from './http-context';
 import { openApiDocument } from './openapi';
 import { restFacade } from './rest';
+import { admit } from './trpc';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A tRPC batch holds at most this many calls (D-20). */
+export const MAX_BATCH_CALLS = 10;
+
 /** The express app: request id and access log, health, docs, the tRPC transport, the REST facade, 404. */
-export function createApp(services: Services, options: { trustProxy?: number | string | undefined } = {}) {
+export function createApp(
+  services: Services,
+  options: {
+    trustProxy?: number | string | undefined;
+    /** D-20: a request still unanswered then gets the 500 envelope and its queries are cancelled. */
+    deadlineMs?: number;
+  } = {},
+) {
   const app = express();
   // The client address (refused-key budget, D-14) comes from X-Forwarded-For only behind trusted proxies.
   app.set('trust proxy', options.trustProxy ?? false);
@@ -23,13 +35,17 @@ export function createApp(services: Services, options: { trustProxy?: number | s
   app.set('query parser', 'simple');
 
   app.use(requestIdAndAccessLog(services));
+  app.use(requestLifetime(options.deadlineMs ?? 10_000));
+  app.use(exactRequests);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // D-20: the answer comes within 1 s, 503 when the database does not answer by then (down or stalled).
   app.get('/readyz', async (_req, res) => {
+    const signal = AbortSignal.any([res.locals.signal as AbortSignal, AbortSignal.timeout(READY_WITHIN_MS)]);
     try {
-      await services.db.execute(sql`select 1`);
+      await withQuerySignal(signal, () => untilAborted(signal, services.db.execute(sql`select 1`)));
       res.json({ status: 'ok' });
     } catch (error) {
       services.log.error('readiness check failed', { requestId: res.locals.requestId, error });
@@ -48,7 +64,15 @@ export function createApp(services: Services, options: { trustProxy?: number | s
   // D-18: the SDK's transport, behind the same middleware (key, limit, brand scope) and error codes.
   const trpcTransport = createExpressMiddleware({
     router: appRouter,
-    createContext: ({ req, res }) => createContext(req, res),
+    // D-20: more calls in one request is 400 before anything runs; the rest are admitted together, once.
+    maxBatchSize: MAX_BATCH_CALLS,
+    createContext: ({ req, res, info }) => {
+      const ctx = createContext(req, res);
+      ctx.admission = admit(ctx, Math.max(1, info.calls.length));
+      // Each call awaits it; a refusal answers every call and is no unhandled rejection.
+      ctx.admission.catch(() => undefined);
+      return ctx;
+    },
     onError: ({ error, req }) => createContext.logFailure(req, error),
     responseMeta: ({ ctx, errors, info }) => {
       const headers = { ...ctx?.responseHeaders };
@@ -58,7 +82,10 @@ export function createApp(services: Services, options: { trustProxy?: number | s
     },
   });
   // Every procedure is a query, which the client sends as GET; any other method is 404 like REST (D-12).
-  app.use('/partner/v1/trpc', (req, res, next) => (req.method === 'GET' ? trpcTransport(req, res, next) : next()));
+  // Only the exact spelling is the transport: express mounts ignore case and empty segments.
+  app.use('/partner/v1/trpc', (req, res, next) =>
+    req.method === 'GET' && TRPC_PATH.test(pathOf(req)) ? trpcTransport(req, res, next) : next(),
+  );
 
   app.use(restFacade(appRouter, createContext));
 
@@ -82,6 +109,63 @@ function sendError(res: Response, code: PartnerErrorCode) {
   res.end(JSON.stringify(body));
 }
 
+/** The transport's path: procedure names (`brands.list`), comma-separated in a batch. */
+const TRPC_PATH = /^\/partner\/v1\/trpc\/[A-Za-z]+(\.[A-Za-z]+)*(,[A-Za-z]+(\.[A-Za-z]+)*)*$/;
+
+const READY_WITHIN_MS = 1_000;
+
+/** Rejects when `signal` aborts, whatever `work` is still waiting for (a stalled database). */
+function untilAborted<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(new Error('aborted', { cause: signal.reason }));
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
+/**
+ * D-20: each request's signal, aborted when its deadline passes or its client goes away before the
+ * answer; the procedures and their queries stop with it (server/trpc.ts, db/cancellation.ts).
+ */
+function requestLifetime(deadlineMs: number) {
+  return (_req: Request, res: Response, next: NextFunction) => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error(`deadline of ${deadlineMs} ms passed`)), deadlineMs);
+    res.locals.signal = controller.signal;
+    res.on('close', () => {
+      clearTimeout(timer);
+      if (!res.writableFinished) controller.abort(new Error('client closed the connection'));
+    });
+    next();
+  };
+}
+
+/**
+ * Only exact paths are API paths (issue 7 findings 6, 7): a dot segment (`/users/.`, `%2E`) or an empty
+ * one (`//`) would be resolved away by a router and serve another resource, so it is a wrong path (404,
+ * D-12). An HTTP/1.1 request without Host is malformed (RFC 9112 §3.2): 400, in the envelope.
+ */
+function exactRequests(req: Request, res: Response, next: NextFunction) {
+  if (req.httpVersion === '1.1' && req.headers.host === undefined)
+    return sendError(res, 'PARTNER_API_INVALID_PARAMETER');
+  const segments = pathOf(req).split('/').slice(1);
+  const inexact = segments.some((segment, index) => {
+    if (segment === '') return index < segments.length - 1;
+    const decoded = safeDecode(segment);
+    return decoded === '.' || decoded === '..';
+  });
+  return inexact ? sendError(res, 'PARTNER_API_NOT_FOUND') : next();
+}
+
+function safeDecode(segment: string) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** D-12 request id (the caller's if well-formed) on every response; D-17 one access-log line a request. */
 function requestIdAndAccessLog(services: Services) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -97,6 +181,8 @@ function requestIdAndAccessLog(services: Services) {
         path: pathOf(req),
         status: res.statusCode,
         durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+        // D-12: a refused request's code and cause (the parameter and its rule), never the key or a value.
+        ...res.locals.failure,
       });
     });
     next();

@@ -31,6 +31,14 @@ export const configSchema = z
       z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional().default('info'),
     ),
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
+    /** D-20: a request not answered by then gets the 500 envelope and its queries are cancelled. */
+    REQUEST_DEADLINE_MS: integer(100, 600_000, 10_000),
+    /** D-20: PostgreSQL cuts a statement off after this long; below the deadline (checked below). */
+    DB_STATEMENT_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
+    /** D-20: connecting to PostgreSQL gives up after this long. */
+    DB_CONNECT_TIMEOUT_MS: integer(100, 60_000, 3_000),
+    /** D-17/D-20: SIGTERM finishes in-flight requests for at most this long before closing anyway. */
+    DRAIN_TIMEOUT_MS: integer(0, 600_000, 10_000),
     /**
      * Which proxies to believe for the client address (express "trust proxy"): a hop count, or addresses
      * and subnets such as `loopback, 10.0.0.0/8`. Behind a load balancer it must be set, or every caller
@@ -45,7 +53,19 @@ export const configSchema = z
         .optional(),
     ),
   })
+  .transform(({ DB_STATEMENT_TIMEOUT_MS, ...env }) => ({
+    ...env,
+    // By default a statement gets most of the deadline, leaving time to answer.
+    DB_STATEMENT_TIMEOUT_MS: DB_STATEMENT_TIMEOUT_MS ?? Math.max(50, Math.floor(env.REQUEST_DEADLINE_MS * 0.8)),
+  }))
   .superRefine((env, ctx) => {
+    if (env.DB_STATEMENT_TIMEOUT_MS < 1 || env.DB_STATEMENT_TIMEOUT_MS >= env.REQUEST_DEADLINE_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DB_STATEMENT_TIMEOUT_MS'],
+        message: 'must be at least 1 and below REQUEST_DEADLINE_MS',
+      });
+    }
     if (Boolean(env.UPSTASH_REDIS_REST_URL) !== Boolean(env.UPSTASH_REDIS_REST_TOKEN)) {
       ctx.addIssue({
         code: 'custom',

@@ -1,8 +1,9 @@
 import type { Db } from '../db/client';
+import type { KeyDirectory } from './key-directory';
 import type { Logger } from './logger';
 import type { RateLimiter, RateLimitPolicy } from './ratelimit/limiter';
 import type { MemorySlidingWindow } from './ratelimit/memory';
-import type { RecentlyValidKeys } from './ratelimit/recent-keys';
+import type { PartnerScope } from './trpc';
 
 /** What lives as long as the process: built once in main.ts (or a test) and shared by every request. */
 export type Services = {
@@ -15,8 +16,8 @@ export type Services = {
     limiter: RateLimiter;
     /** Refused key checks per client address (D-14); in process on purpose: it guards this instance's database. */
     refused: MemorySlidingWindow;
-    /** Keys recently seen valid here: they pass the refused-call guard (D-14). */
-    recentlyValid: RecentlyValidKeys;
+    /** Every key's state, at most 1 s old (server/key-directory.ts). */
+    keys: KeyDirectory;
   };
 };
 
@@ -26,19 +27,29 @@ export type RequestContext = Services & {
   apiKey: string | undefined;
   clientAddress: string;
   requestId: string;
+  /** Aborted when the client has gone or the request's deadline passed (D-20); its queries stop with it. */
+  signal: AbortSignal;
+  /** The key check and limit already made for every call of the request (a tRPC batch, D-20). */
+  admission?: Promise<PartnerScope>;
   /** Headers a middleware wants on the response (rate-limit fields); copied out by responseMeta. */
   responseHeaders: Record<string, string>;
 };
 
 export function createRequestContext(
   services: Services,
-  request: { apiKey?: string | undefined; clientAddress?: string; requestId?: string },
+  request: {
+    apiKey?: string | undefined;
+    clientAddress?: string;
+    requestId?: string;
+    signal?: AbortSignal;
+  },
 ): RequestContext {
   return {
     ...services,
     apiKey: request.apiKey,
     clientAddress: request.clientAddress ?? 'local',
     requestId: request.requestId ?? 'local',
+    signal: request.signal ?? new AbortController().signal,
     responseHeaders: {},
   };
 }

@@ -19,7 +19,16 @@ async function main() {
   const log = createLogger(config.LOG_LEVEL);
   const started = Date.now();
 
-  const database = await openDatabase(config.DATABASE_URL ? { url: config.DATABASE_URL } : {});
+  // D-20: the server's statements and connections are bounded; the CLIs' long migrations and loads are not.
+  const database = await openDatabase(
+    config.DATABASE_URL
+      ? {
+          url: config.DATABASE_URL,
+          statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+          connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+        }
+      : {},
+  );
   if (database.driver === 'pglite') {
     // D-1: the embedded default is self-contained: schema, demo data and aggregate in process.
     await database.migrate();
@@ -34,10 +43,11 @@ async function main() {
   const services = createServices(config, database.db, log, undefined, store?.limiter);
   // D-6: every instance runs the daily aggregate at start and after KST midnight; one of them builds.
   const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
-  const server = createHttpServer(createApp(services, { trustProxy: config.TRUST_PROXY }), log).listen(
-    config.PORT,
-    config.HOST,
-  );
+  // The keys are loaded before the first call, so a restart locks no one out (D-14).
+  await services.rateLimit.keys.loadedSince(services.rateLimit.keys.now());
+  const app = createApp(services, { trustProxy: config.TRUST_PROXY, deadlineMs: config.REQUEST_DEADLINE_MS });
+  const server = createHttpServer(app, log);
+  server.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
@@ -63,30 +73,29 @@ async function main() {
   }
 
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info('draining', { signal });
-    // Stop accepting, let in-flight requests finish, then close the database (D-17).
-    // The schedule stops first, so no rebuild starts while draining.
+    log.info('draining', { signal, drainMs: config.DRAIN_TIMEOUT_MS });
+    // D-17/D-20: stop accepting, answer what is in flight (Connection: close), close idle connections;
+    // the schedule stops first, so no rebuild starts while draining. A request's deadline is its own
+    // bound, so the drain time is only overrun by requests that outlive theirs.
     const scheduleStopped = aggregateSchedule.stop();
-    server.close(async () => {
-      await scheduleStopped;
-      // Each closes on its own: a stalled store must not keep the database open.
-      const closed = await Promise.allSettled([database.close(), store?.close()]);
-      for (const result of closed)
-        if (result.status === 'rejected') log.error('close failed', { error: result.reason });
-      log.info('stopped');
-      process.exit(0);
+    const drained = await server.drain(config.DRAIN_TIMEOUT_MS);
+    await scheduleStopped;
+    // Each closes on its own: a stalled store must not keep the database open.
+    const [databaseClosed, limiterClosed] = await Promise.allSettled([database.close(), store?.close()]);
+    for (const result of [databaseClosed, limiterClosed])
+      if (result?.status === 'rejected') log.error('close failed', { error: result.reason });
+    log.info('stopped', {
+      drained,
+      database: databaseClosed?.status === 'fulfilled' ? 'closed' : 'failed',
+      limiter: store ? (limiterClosed?.status === 'fulfilled' ? 'closed' : 'failed') : 'in-process',
     });
-    server.closeIdleConnections();
-    setTimeout(() => {
-      log.error('drain timed out; exiting');
-      process.exit(1);
-    }, 10_000).unref();
+    process.exit(drained && databaseClosed?.status === 'fulfilled' ? 0 : 1);
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

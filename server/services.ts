@@ -1,11 +1,12 @@
 import type { Db } from '../db/client';
+import { loadApiKeyStates } from '../db/queries/apiKeys';
 import type { Config } from './config';
 import type { Services } from './context';
+import { KeyDirectory } from './key-directory';
 import type { Logger } from './logger';
 import { FallbackLimiter } from './ratelimit/fallback';
 import { policies, type RateLimiter } from './ratelimit/limiter';
 import { MemorySlidingWindow } from './ratelimit/memory';
-import { RecentlyValidKeys } from './ratelimit/recent-keys';
 
 /**
  * The process-wide services from the configuration (D-2). With a shared store (server/ratelimit/redis.ts)
@@ -18,6 +19,8 @@ export function createServices(
   log: Logger,
   now: () => Date = () => new Date(),
   sharedStore?: RateLimiter,
+  /** The key directory's timing (server/key-directory.ts); tests shorten or pin it. */
+  keyDirectory: ConstructorParameters<typeof KeyDirectory>[1] = {},
 ): Services {
   const { perKey, perAddressRefused } = policies(config.RATE_LIMIT_PER_MINUTE);
   const clock = () => now().getTime();
@@ -30,7 +33,7 @@ export function createServices(
       policy: perKey,
       limiter: sharedStore ? new FallbackLimiter(sharedStore, local, log) : local,
       refused: new MemorySlidingWindow(perAddressRefused, clock),
-      recentlyValid: new RecentlyValidKeys(undefined, undefined, clock),
+      keys: new KeyDirectory(() => loadApiKeyStates(db), keyDirectory),
     },
   };
 }

@@ -1,9 +1,10 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
+import { withQuerySignal } from '../db/cancellation';
 import { hashApiKey } from '../db/keys';
 import { kstToday } from '../db/kst';
-import { findApiKeyByHash } from '../db/queries/apiKeys';
+import type { ApiKeyState } from '../db/queries/apiKeys';
 import { findBrandInScope } from '../db/queries/brands';
 import type { RequestContext } from './context';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
@@ -22,7 +23,8 @@ const t = initTRPC
       return {
         code: shape.code,
         message: partner.message,
-        data: { code: shape.data.code, httpStatus: partner.status_code, path: shape.data.path, partner },
+        // No `path`: the procedure name is the caller's text, and nothing the caller sent is echoed (D-18).
+        data: { code: shape.data.code, httpStatus: partner.status_code, partner },
       };
     },
   });
@@ -33,53 +35,83 @@ export const createCallerFactory = t.createCallerFactory;
 // 2. Base procedures. The order of D-13 is the order of the chain: key (401/403), rate limit (429),
 // parameters (400, the operation's .input), brand (404), then the operation's own resource (404).
 
-/** Authenticates x-partner-api-key (spec §5, D-13) and narrows the context to the key's partner. */
-const authenticate = t.middleware(async ({ ctx, next }) => {
-  const { refused, recentlyValid } = ctx.rateLimit;
-  const presented = ctx.apiKey?.trim();
-  const keyHash = presented ? hashApiKey(presented) : undefined;
-  // Refused calls are limited per client address before the database is asked, so key guessing is
-  // bounded (D-14); a key recently seen valid here is let through, so a flood cannot lock it out.
-  if (!(keyHash && recentlyValid.has(keyHash))) {
-    const guard = await refused.peek(ctx.clientAddress);
-    if (!guard.success) {
-      ctx.responseHeaders['Retry-After'] = String(secondsUntil(guard.retryAt ?? guard.reset, ctx.now().getTime()));
-      throw new PartnerApiError('PARTNER_API_RATE_LIMITED');
-    }
+/**
+ * D-20: every call runs under its request's signal (the client has gone, or the deadline passed). Its
+ * queries see the signal (db/cancellation.ts) and are cancelled with it; the call itself stops waiting
+ * at once and answers the 500 envelope, whatever a stalled store is doing.
+ */
+const bounded = t.middleware(async ({ ctx, next }) => {
+  const { signal } = ctx;
+  if (signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: signal.reason });
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([withQuerySignal(signal, () => next()), aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
   }
-  const reject = async (code: PartnerErrorCode) => {
-    // A key refused now (revoked, expired, partner off) no longer passes the guard as "recently valid".
-    if (keyHash) recentlyValid.delete(keyHash);
-    await refused.limit(ctx.clientAddress);
-    return new PartnerApiError(code);
-  };
-
-  if (!keyHash) throw await reject('PARTNER_API_KEY_REQUIRED');
-  const key = await findApiKeyByHash(ctx.db, keyHash);
-  if (!key) throw await reject('PARTNER_API_KEY_INVALID');
-  if (key.revokedAt && key.revokedAt.getTime() <= ctx.now().getTime()) throw await reject('PARTNER_API_KEY_INACTIVE');
-  if (key.expiresAt && key.expiresAt.getTime() <= ctx.now().getTime()) throw await reject('PARTNER_API_KEY_EXPIRED');
-  if (!key.partnerActive) throw await reject('PARTNER_API_FORBIDDEN');
-  recentlyValid.add(keyHash);
-  return next({ ctx: { partner: { partnerId: key.partnerId, keyId: key.keyId, keyHash } } });
 });
+
+/** The caller's partner, once the key is accepted. */
+export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
 
 /**
- * Counts every call that passed the key check, whatever its outcome (D-14), per key; a refused call is
- * not counted. The headers go on every answer to such a call, 429 included.
+ * Admits `calls` calls presented with one key: the key check (spec §5, D-13) and the per-key limit
+ * (D-14), once for them all. The REST door and createCaller admit one call each, inside the procedure;
+ * the tRPC transport admits a whole batch before any of it runs (D-20), so a batch of n costs one key
+ * check and counts n, or is refused whole. Refusals throw the partner error; the rate-limit headers (or
+ * a guard's Retry-After) are put on `ctx.responseHeaders` either way.
  */
-const authenticatedProcedure = t.procedure.use(authenticate);
-const rateLimited = authenticatedProcedure.use(async ({ ctx, next }) => {
-  const { policy, limiter } = ctx.rateLimit;
+export async function admit(ctx: RequestContext, calls: number): Promise<PartnerScope> {
+  const { keys, refused, policy, limiter } = ctx.rateLimit;
+  const arrivedAt = keys.now();
+  const presented = ctx.apiKey?.trim();
+  const keyHash = presented ? hashApiKey(presented) : undefined;
+  const now = ctx.now().getTime();
+  const refusal = (key: ApiKeyState | undefined): PartnerErrorCode | undefined => {
+    if (!key) return keyHash ? 'PARTNER_API_KEY_INVALID' : 'PARTNER_API_KEY_REQUIRED';
+    if (key.revokedAt && key.revokedAt.getTime() <= now) return 'PARTNER_API_KEY_INACTIVE';
+    if (key.expiresAt && key.expiresAt.getTime() <= now) return 'PARTNER_API_KEY_EXPIRED';
+    if (!key.partnerActive) return 'PARTNER_API_FORBIDDEN';
+    return undefined;
+  };
+
+  let key = keyHash ? await keys.known(keyHash) : undefined;
+  if (refusal(key)) {
+    // D-14: a call the directory does not hold as valid counts against its address first, atomically,
+    // before any lookup; the lookup (a directory load after its arrival) is shared by every such call.
+    const guard = await refused.limit(ctx.clientAddress);
+    if (keyHash && !key) key = await keys.reloaded(keyHash, arrivedAt);
+    const code = refusal(key);
+    if (code && !guard.success) {
+      ctx.responseHeaders['Retry-After'] = String(secondsUntil(guard.retryAt ?? guard.reset, now));
+      throw new PartnerApiError('PARTNER_API_RATE_LIMITED', { cause: new Error('refused-key guard') });
+    }
+    if (code) throw new PartnerApiError(code);
+    // A key issued since the last load: valid after all, so it takes nothing from the address's budget
+    // and is never refused for what others sent from there.
+    await refused.refund(ctx.clientAddress);
+  }
+  if (!key || !keyHash) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR');
+
   // Keyed on the key's hash, not its row id: unique across deployments that share one Redis.
-  const decision = await limiter.limit(`key:${ctx.partner.keyHash}`);
+  const decision = await limiter.limit(`key:${keyHash}`, calls);
   Object.assign(ctx.responseHeaders, rateLimitHeaders(policy, decision, ctx.now().getTime()));
   if (!decision.success) throw new PartnerApiError('PARTNER_API_RATE_LIMITED');
-  return next();
-});
+  return { partnerId: key.partnerId, keyId: key.keyId, keyHash };
+}
 
-/** A read of the key's partner: authenticated and rate limited. */
-export const partnerProcedure = rateLimited;
+/**
+ * A read of the key's partner: authenticated and rate limited (D-13, D-14), every call counted whatever
+ * its outcome, a refused call not. A call whose transport admitted it already (a tRPC batch) uses that.
+ */
+export const partnerProcedure = t.procedure.use(bounded).use(async ({ ctx, next }) => {
+  const admission = ctx.admission ?? admit(ctx, 1);
+  return next({ ctx: { partner: await admission } });
+});
 
 /** `{brand_code}` of every brand path. Any string: a malformed code is simply a missing brand (404). */
 export const brandCodeParam = z.string().describe('Brand identifier, from GET /partner/v1/brands.');

@@ -8,9 +8,14 @@ import { callerFor, testServices } from './support/services';
 // D-4: keys are issued as pk_live_ + 32 base62 characters, stored hashed, and can be revoked or expire.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;
 let services: ReturnType<typeof testServices>;
+// The key directory's clock: a change to a key is seen by every call once it is 1 s old.
+let directoryClock = 0;
+const afterTheDirectoryBound = () => {
+  directoryClock += 1_001;
+};
 beforeAll(async () => {
   database = await openTestDatabase();
-  services = testServices(database.db);
+  services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => directoryClock });
 });
 
 describe('API keys (D-4)', () => {
@@ -35,11 +40,14 @@ describe('API keys (D-4)', () => {
     expect((await api.brands.list({})).data.items.map((brand) => brand.brand_code)).toEqual(['burger-town']);
 
     await setApiKeyExpiry(database.db, row.id, new Date(NOW.getTime() - 1));
+    afterTheDirectoryBound();
     await expectPartnerError(api.brands.list({}), 'PARTNER_API_KEY_EXPIRED');
     await setApiKeyExpiry(database.db, row.id, null);
+    afterTheDirectoryBound();
     expect((await api.brands.list({})).status).toBe('SUCCESS');
 
     expect(await revokeApiKey(database.db, row.id, new Date(NOW.getTime() - 1000))).toBe(true);
+    afterTheDirectoryBound();
     await expectPartnerError(api.brands.list({}), 'PARTNER_API_KEY_INACTIVE');
     expect(await revokeApiKey(database.db, 999_999, NOW)).toBe(false);
   });

@@ -63,8 +63,9 @@ describe('per-key rate limit (spec §8, D-14)', () => {
 });
 
 describe('refused keys per client address (D-14)', () => {
-  it('stops treating a key as recently valid once it is refused (revoked after a success)', async () => {
-    const services = testServices(database.db);
+  it('refuses a key revoked after a success within the directory’s 1 s, then counts it per address', async () => {
+    let clock = 0;
+    const services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => clock });
     const partner = await findPartnerByName(database.db, 'Other Eats');
     if (!partner) throw new Error('Other Eats missing');
     const key = generateApiKey();
@@ -78,6 +79,11 @@ describe('refused keys per client address (D-14)', () => {
       createCaller(createRequestContext(services, { apiKey: key, clientAddress: '10.7.7.7' })).brands.list();
     expect((await call()).status).toBe('SUCCESS');
     await revokeApiKey(database.db, row.id, new Date(NOW.getTime() - 1000));
+    // The stated bound (server/key-directory.ts): up to 1 s old, the directory still holds it valid…
+    clock += 1_000;
+    expect((await call()).status).toBe('SUCCESS');
+    // …and past it, every call sees the revocation.
+    clock += 1;
     for (let i = 0; i < 300; i++) await expectPartnerError(call(), 'PARTNER_API_KEY_INACTIVE');
     await expectPartnerError(call(), 'PARTNER_API_RATE_LIMITED');
   });
@@ -123,7 +129,7 @@ describe('refused keys per client address (D-14)', () => {
     // another address is not affected, and a working key is not locked out by the flood
     await expectPartnerError(call('pk_live_guess', '10.9.9.8').result, 'PARTNER_API_KEY_INVALID');
     expect((await call(DEMO_KEYS.active, '10.9.9.9').result).status).toBe('SUCCESS');
-    // …while its revocation still counts at once: the database decides every call
+    // …while a revoked key is still refused, and counted against the flooded address
     await expectPartnerError(call(DEMO_KEYS.revoked, '10.9.9.9').result, 'PARTNER_API_RATE_LIMITED');
   });
 });

@@ -47,9 +47,9 @@ describe('in-process sliding window', () => {
     const retryAt = refused.retryAt ?? 0;
     expect(retryAt).toBeGreaterThan(60_000); // the current window alone holds the limit
     advance(retryAt - now() - 1);
-    expect((await limiter.peek('k')).success).toBe(false);
+    expect((await limiter.limit('k')).success).toBe(false);
     advance(1);
-    expect((await limiter.peek('k')).success).toBe(true);
+    expect((await limiter.limit('k')).success).toBe(true);
   });
 
   it('a refused call is not counted', async () => {
@@ -71,10 +71,22 @@ describe('in-process sliding window', () => {
     expect((await limiter.limit('k')).success).toBe(true);
   });
 
-  it('peek does not count', async () => {
+  it('counts a batch as its calls, or refuses it whole and counts nothing (D-20)', async () => {
     const { limiter } = limiterAt(0);
-    await limiter.peek('k');
-    expect((await limiter.limit('k')).remaining).toBe(99);
+    expect(await limiter.limit('k', 10)).toMatchObject({ success: true, remaining: 90 });
+    for (let i = 0; i < 85; i++) await limiter.limit('k');
+    const refused = await limiter.limit('k', 10);
+    expect(refused).toMatchObject({ success: false, remaining: 5 });
+    // Nothing of the refused batch was counted: the five calls left still pass, one by one.
+    for (let i = 0; i < 5; i++) expect((await limiter.limit('k')).success).toBe(true);
+    expect((await limiter.limit('k')).success).toBe(false);
+  });
+
+  it('gives back refunded calls', async () => {
+    const { limiter } = limiterAt(0);
+    await limiter.limit('k', 3);
+    await limiter.refund('k', 2);
+    expect((await limiter.limit('k')).remaining).toBe(98);
   });
 });
 

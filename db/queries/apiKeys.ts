@@ -2,22 +2,21 @@ import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { apiKeys, partners } from '../schema';
 
-/** The key row and its partner's state, found by the key's SHA-256 (D-4): all the auth check needs. */
-export async function findApiKeyByHash(db: Db, keyHash: string) {
-  const [row] = await db
-    .select({
-      keyId: apiKeys.id,
-      partnerId: apiKeys.partnerId,
-      revokedAt: apiKeys.revokedAt,
-      expiresAt: apiKeys.expiresAt,
-      partnerActive: partners.isActive,
-    })
-    .from(apiKeys)
-    .innerJoin(partners, eq(partners.id, apiKeys.partnerId))
-    .where(eq(apiKeys.keyHash, keyHash))
-    .limit(1);
-  return row;
+const keyState = {
+  keyHash: apiKeys.keyHash,
+  keyId: apiKeys.id,
+  partnerId: apiKeys.partnerId,
+  revokedAt: apiKeys.revokedAt,
+  expiresAt: apiKeys.expiresAt,
+  partnerActive: partners.isActive,
+};
+
+/** Every key with its partner's state, by SHA-256 (D-4): all the auth check needs, for the key directory. */
+export function loadApiKeyStates(db: Db) {
+  return db.select(keyState).from(apiKeys).innerJoin(partners, eq(partners.id, apiKeys.partnerId));
 }
+
+export type ApiKeyState = Awaited<ReturnType<typeof loadApiKeyStates>>[number];
 
 // Key administration (D-4), for the keys CLI. The plain key exists only in the caller's hands.
 

@@ -24,9 +24,9 @@ export class FallbackLimiter implements RateLimiter {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async limit(identifier: string): Promise<RateLimitDecision> {
-    if (this.clock() < this.skipUntil) return this.local.limit(identifier);
-    const asked = this.shared.limit(identifier);
+  async limit(identifier: string, calls = 1): Promise<RateLimitDecision> {
+    if (this.clock() < this.skipUntil) return this.local.limit(identifier, calls);
+    const asked = this.shared.limit(identifier, calls);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`rate-limit store slower than ${this.timeoutMs} ms`)), this.timeoutMs);
@@ -43,7 +43,7 @@ export class FallbackLimiter implements RateLimiter {
       // If the abandoned call still lands and was counted, give it back.
       asked
         .then(
-          (late) => (late.success && this.shared.refund ? this.shared.refund(identifier) : undefined),
+          (late) => (late.success && this.shared.refund ? this.shared.refund(identifier, calls) : undefined),
           () => undefined,
         )
         .catch((refundError: unknown) => this.log.debug('rate-limit refund failed', { error: refundError }));
@@ -53,7 +53,7 @@ export class FallbackLimiter implements RateLimiter {
       } else {
         this.log.debug('rate-limit store still unavailable', { error });
       }
-      return this.local.limit(identifier);
+      return this.local.limit(identifier, calls);
     } finally {
       clearTimeout(timer);
     }

@@ -11,9 +11,13 @@ export type RateLimitDecision = {
 
 /** A store-agnostic limiter: the in-process one now; a shared Redis/Upstash one later (D-14). */
 export interface RateLimiter {
-  limit(identifier: string): Promise<RateLimitDecision>;
-  /** Gives back one counted call (a shared store whose answer came too late to be used). */
-  refund?(identifier: string): Promise<void>;
+  /**
+   * Counts `calls` calls (default 1) if they all fit the remaining budget, else counts nothing and
+   * refuses (a tRPC batch is admitted or refused whole, D-20).
+   */
+  limit(identifier: string, calls?: number): Promise<RateLimitDecision>;
+  /** Gives back counted calls (a shared store whose answer came too late to be used). */
+  refund?(identifier: string, calls?: number): Promise<void>;
 }
 
 /** The policies of the service, by name (D-14). */

@@ -17,16 +17,17 @@ export class MemorySlidingWindow implements RateLimiter {
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async limit(identifier: string): Promise<RateLimitDecision> {
-    return this.take(identifier, true);
+  /** Synchronous inside, so the check and the count are one step, however many calls run at once (D-14). */
+  async limit(identifier: string, calls = 1): Promise<RateLimitDecision> {
+    return this.take(identifier, calls);
   }
 
-  /** The decision a call would get now, without counting it. */
-  async peek(identifier: string): Promise<RateLimitDecision> {
-    return this.take(identifier, false);
+  async refund(identifier: string, calls = 1): Promise<void> {
+    const current = this.current.get(identifier);
+    if (current !== undefined) this.current.set(identifier, Math.max(0, current - calls));
   }
 
-  private take(identifier: string, count: boolean): RateLimitDecision {
+  private take(identifier: string, calls: number): RateLimitDecision {
     const { limit, windowMs } = this.policy;
     const now = this.clock();
     this.roll(Math.floor(now / windowMs) * windowMs);
@@ -37,13 +38,16 @@ export class MemorySlidingWindow implements RateLimiter {
     };
     const reset = this.windowStart + windowMs;
     const used = usedAt(this.policy, counts, now);
-    if (used >= limit) {
-      return { success: false, limit, remaining: 0, reset, retryAt: freeAt(this.policy, counts, now) };
+    if (used + calls > limit) {
+      // A spent budget says exactly when one call passes again; a batch larger than what remains is
+      // told the window's end (the headers use `reset` while calls remain).
+      if (used >= limit)
+        return { success: false, limit, remaining: 0, reset, retryAt: freeAt(this.policy, counts, now) };
+      return { success: false, limit, remaining: limit - used, reset };
     }
-    if (!count) return { success: true, limit, remaining: limit - used, reset };
-    counts.current += 1;
+    counts.current += calls;
     this.current.set(identifier, counts.current);
-    const remaining = limit - used - 1;
+    const remaining = limit - used - calls;
     // The last call of the budget also says when the next one will be accepted.
     return remaining > 0
       ? { success: true, limit, remaining, reset }

@@ -61,11 +61,22 @@ export class RedisSlidingWindow implements RateLimiter {
   }
 
   /** The library's sliding-window script takes a negative increment as a refund. */
-  async refund(identifier: string): Promise<void> {
-    await this.ratelimit.limit(identifier, { rate: -1 });
+  async refund(identifier: string, calls = 1): Promise<void> {
+    await this.ratelimit.limit(identifier, { rate: -calls });
   }
 
-  async limit(identifier: string): Promise<RateLimitDecision> {
+  async limit(identifier: string, calls = 1): Promise<RateLimitDecision> {
+    if (calls > 1) {
+      // The library's script adds a whole batch even when it overshoots (and then refuses it), and a
+      // refused batch must count nothing (D-20): refuse one that cannot fit before counting it, and give
+      // back one that lost a race for the last calls.
+      const { remaining, reset } = await this.ratelimit.getRemaining(identifier);
+      if (remaining < calls) return { success: false, limit: this.policy.limit, remaining, reset };
+      const batch = await this.ratelimit.limit(identifier, { rate: calls });
+      if (batch.success) return { success: true, limit: batch.limit, remaining: batch.remaining, reset: batch.reset };
+      await this.refund(identifier, calls);
+      return { success: false, limit: batch.limit, remaining: batch.remaining, reset: batch.reset };
+    }
     const { success, limit, remaining, reset } = await this.ratelimit.limit(identifier);
     if (success && remaining > 0) return { success, limit, remaining, reset };
     // The budget is spent: read both windows' counts to say exactly when a call is accepted again (the
