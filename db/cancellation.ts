@@ -7,9 +7,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  */
 const current = new AsyncLocalStorage<AbortSignal>();
 
-/** Runs `work` with `signal` governing every query it makes. */
-export function withQuerySignal<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
-  return current.run(signal, work);
+/**
+ * Runs `work` with `signal` governing every query it makes. Awaited inside the scope: drizzle's queries
+ * are lazy thenables that start only when awaited, which must happen where the signal is known.
+ */
+export function withQuerySignal<T>(signal: AbortSignal, work: () => PromiseLike<T>): Promise<T> {
+  return current.run(signal, async () => await work());
 }
 
 /** The signal of the work in progress, if any. */

@@ -102,7 +102,21 @@ function cancellablePostgres(sql: Sql): Sql {
     // another request's. Completion is seen through the query's own `then` (calling `then` here would
     // start it before drizzle asks for `.values()`).
     let pending = true;
-    const cancel = () => pending && query.cancel();
+    const cancel = () => {
+      if (!pending) return;
+      const { state, active } = query as unknown as { state?: { pid?: number }; active?: boolean };
+      // Only a statement running on the server is cancelled, by its backend's pid through the pool.
+      // postgres.js's own cancel wedged the pool past recovery when the server was unreachable (its side
+      // connection for a running statement, and its queue removal for one a connecting socket already
+      // held; test/faults.test.ts "down"). A statement not yet running is left to run, bounded by the
+      // statement timeout; its request has already answered.
+      if (!state) return;
+      if (active && state.pid)
+        unsafe('SELECT pg_cancel_backend($1)', [state.pid]).then(
+          () => undefined,
+          () => undefined,
+        );
+    };
     if (signal.aborted) cancel();
     else signal.addEventListener('abort', cancel, { once: true });
     type Then = (onFulfilled?: (value: unknown) => unknown, onRejected?: (error: unknown) => unknown) => unknown;
@@ -142,12 +156,19 @@ function cancellablePglite(client: PGlite): PGlite {
   const query = client.query.bind(client) as PGlite['query'];
   const cancellable = ((...args: Parameters<PGlite['query']>) => {
     const signal = querySignal();
-    const run = turn.then(() => {
+    const queued = turn.then(() => {
       if (signal?.aborted) throw new QueryAbortedError(signal.reason);
       return query(...args);
     });
-    turn = run.catch(() => undefined);
-    return run;
+    turn = queued.catch(() => undefined);
+    if (!signal) return queued;
+    // The caller is answered at once when its signal aborts, while its turn is skipped later.
+    return new Promise<Awaited<typeof queued>>((resolve, reject) => {
+      const abort = () => reject(new QueryAbortedError(signal.reason));
+      if (signal.aborted) abort();
+      signal.addEventListener('abort', abort, { once: true });
+      queued.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+    });
   }) as PGlite['query'];
   // PGlite keeps its state in #private fields: its methods must run on the instance, not on the proxy.
   return new Proxy(client, {

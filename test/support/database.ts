@@ -21,13 +21,14 @@ afterAll(async () => {
  * A private copy of the seeded template for the calling test file (closed and dropped after it), so
  * files may write (factories) without seeing each other. May be called in beforeAll or in a test.
  */
-export async function openTestDatabase(): Promise<DatabaseHandle> {
+export async function openTestDatabase(): Promise<DatabaseHandle & { url?: string }> {
   const template = inject('postgresTemplate');
   if (template) {
     const admin = adminSql(template.url);
     const name = `partner_t_${randomBytes(6).toString('hex')}`;
     await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template.name}`);
-    const handle = await openDatabase({ url: withDatabase(template.url, name), maxConnections: 4 });
+    const url = withDatabase(template.url, name);
+    const handle = Object.assign(await openDatabase({ url, maxConnections: 4 }), { url });
     cleanups.push(async () => {
       await handle.close();
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -49,8 +49,8 @@ afterAll(async () => {
 });
 
 /** The express app on an ephemeral port of 127.0.0.1, closed after the file. */
-export async function startServer(services: Services) {
-  const server = createHttpServer(createApp(services), services.log).listen(0, '127.0.0.1');
+export async function startServer(services: Services, options: Parameters<typeof createApp>[1] = {}) {
+  const server = createHttpServer(createApp(services, options), services.log).listen(0, '127.0.0.1');
   servers.push(server);
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
