@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEYS } from '../db/seed/demo';
 import { openTestDatabase } from './support/database';
 import { expectErrorBody } from './support/errors';
 import { startServer, testServices } from './support/services';
@@ -37,6 +38,16 @@ describe('/docs', () => {
     const { ERROR_CATALOGUE } = await import('../server/errors');
     const html = String((await server.request('/docs')).body);
     for (const code of Object.keys(ERROR_CATALOGUE)) expect(html, code).toContain(code);
+  });
+
+  it('gives curl examples that each answer 200 with the demo key', async () => {
+    const guide = readFileSync(path.join(root, 'docs/partner-guide.md'), 'utf8');
+    const examples = [...guide.matchAll(/curl -H "\$KEY" "\$API([^"]+)"/g)].map((match) => match[1] as string);
+    expect(examples.length).toBeGreaterThanOrEqual(12);
+    for (const example of examples) {
+      const response = await server.request(`/partner/v1${example}`, { key: DEMO_KEYS.active });
+      expect(response.status, example).toBe(200);
+    }
   });
 
   it('serves the reference page, loading Swagger UI from this server only', async () => {
