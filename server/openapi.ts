@@ -1,70 +1,260 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../routers';
-import { ERROR_CATALOGUE, ERROR_MESSAGE, errorEnvelope } from './errors';
+import { ERROR_CATALOGUE, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
 import { restRoutes } from './routes';
 
-type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
-type Operation = { responses?: Record<string, unknown>; [key: string]: unknown };
+// The OpenAPI 3 document of the REST facade (D-15), generated from the router, then finished where the
+// library stops short of what generated clients need (issue 9): parameter descriptions on the Parameter
+// object, the response headers of D-12/D-14/D-19 as reusable components, every error an operation can
+// answer with a schema per status narrow enough to type it, declared tags, a usable server. The committed
+// copy (openapi.json, `npm run openapi`) is this function's output.
 
-/**
- * The OpenAPI 3 document of the REST facade (D-15), generated from the router, then corrected where the
- * library documents its own error bodies: every error response is the partner envelope, with an example
- * per code the operation can answer (meta.partnerErrors), 429 included.
- */
-export function openApiDocument() {
+type Json = Record<string, unknown>;
+type Parameter = { in: string; name: string; description?: string; schema?: Json };
+type Operation = {
+  operationId?: string;
+  description?: string;
+  tags?: string[];
+  parameters?: Parameter[];
+  responses?: Record<string, Json>;
+};
+
+/** Tag descriptions, one per resource tag of routers/shared/meta.ts; a tag missing here fails generation. */
+const TAGS: Record<string, string> = {
+  Brands: 'The brands of the partner that owns the key. Every other read is inside one of them.',
+  Users: 'Shop owners registered in a brand, with the platform accounts they linked.',
+  Shops: 'Shops of a brand on each platform, with their owner, head-office managers and alert numbers.',
+  Reviews: 'Reviews collected from the platforms, read in real time, newest first.',
+  'Review statistics': 'Review and reply counts and the star distribution, from the daily aggregate (today excluded).',
+  Sales: 'Summed daily sales snapshots in won, from the daily aggregate (today excluded).',
+};
+
+/** When each code is answered (spec §5, §7; D-11..D-14). The same words as the partner guide, shorter. */
+const ERROR_DESCRIPTIONS = {
+  PARTNER_API_INVALID_PARAMETER:
+    'A query parameter is malformed, out of range, given twice, or breaks a rule across parameters.',
+  PARTNER_API_KEY_REQUIRED: 'The x-partner-api-key header is missing or empty.',
+  PARTNER_API_KEY_INVALID: 'The key is not registered.',
+  PARTNER_API_KEY_INACTIVE: 'The key was revoked.',
+  PARTNER_API_KEY_EXPIRED: 'The key has expired.',
+  PARTNER_API_FORBIDDEN: 'The key is valid but its partner is deactivated.',
+  PARTNER_API_BRAND_NOT_FOUND: 'The brand_code does not exist or belongs to another partner (indistinguishable).',
+  PARTNER_API_REVIEW_NOT_FOUND: 'The review_id does not exist or is not of this brand.',
+  PARTNER_API_USER_NOT_FOUND: 'The user_code does not exist or is not of this brand.',
+  PARTNER_API_NOT_FOUND:
+    'The path is not exactly a path of this API, or the method is not GET (with or without a key).',
+  PARTNER_API_RATE_LIMITED: 'Too many calls: wait Retry-After seconds before the next one.',
+  PARTNER_API_INTERNAL_ERROR: 'An unforeseen failure; quote the x-request-id header when reporting it.',
+} satisfies Record<PartnerErrorCode, string>;
+
+/** Reusable response headers (D-12, D-14, D-19). */
+const HEADERS: Record<string, Json> = {
+  'X-Request-Id': {
+    description:
+      'Identifies this request in the server logs: the x-request-id you sent if it matches ' +
+      '[A-Za-z0-9._:-]{1,128}, otherwise a new one. On every answer; quote it when reporting a problem.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  },
+  'RateLimit-Limit': {
+    description:
+      'Calls allowed per sliding minute for this key. On every answer to a call whose key passed the check ' +
+      '(not on 401, 403 or a wrong path).',
+    schema: { type: 'integer', minimum: 1, example: 100 },
+  },
+  'RateLimit-Remaining': {
+    description: 'Calls left in the current window, after this one.',
+    schema: { type: 'integer', minimum: 0, example: 99 },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until the window frees a call: when Remaining is 0, the moment the next call is accepted.',
+    schema: { type: 'integer', minimum: 1, example: 60 },
+  },
+  'RateLimit-Policy': {
+    description: 'The policy (IETF RateLimit header fields draft): q calls per w seconds, a sliding window.',
+    schema: { type: 'string', example: '"default";q=100;w=60' },
+  },
+  'Retry-After': {
+    description: 'On a 429: whole seconds to wait before the next call is accepted.',
+    schema: { type: 'integer', minimum: 1, example: 12 },
+  },
+  Link: {
+    description:
+      'When has_next is true: the next page, `<path?filters&limit=n&cursor=…>; rel="next"`, a path-absolute ' +
+      'URL whose opaque cursor continues after the last item under the same filters (no skips or repeats).',
+    schema: {
+      type: 'string',
+      example: '</partner/v1/brands/chicken-house/reviews?limit=20&cursor=eyJkIjoiMjAyNi0xMS0yMSJ9>; rel="next"',
+    },
+  },
+};
+
+const ref = (kind: 'headers' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'];
+
+/** The headers an answer of this status carries: the key check answers (401, 403) carry no rate limit. */
+function headersFor(status: number, extra: string[] = []) {
+  const names = ['X-Request-Id'];
+  if (status !== 401 && status !== 403) names.push(...RATE_LIMIT_HEADERS);
+  if (status === 429) names.push('Retry-After');
+  return Object.fromEntries([...names, ...extra].map((name) => [name, ref('headers', name)]));
+}
+
+/** Reads whose 200 carries a `Link: rel="next"` to the next cursor page (D-19). */
+const CURSOR_PAGED = new Set(['/partner/v1/brands/{brand_code}/reviews']);
+
+/** Stated on every operation with query parameters: how the whole query string is read (D-11). */
+const QUERY_RULES =
+  'Query parameters: a parameter given twice is 400 PARTNER_API_INVALID_PARAMETER; an empty value ' +
+  '(`keyword=`) counts as absent; unknown parameters are ignored.';
+
+export function openApiDocument(): OpenAPIObject {
   const document = generateOpenApiDocument(appRouter, {
     title: 'Partner Reporting API',
     version: '1.0.0',
     description:
       'Read-only API for partners: brands, shop owners (users), shops, reviews, review statistics and sales. ' +
-      'All dates and timestamps are KST (UTC+9). Every response is the envelope {status, status_code, message, data}.',
-    baseUrl: '/',
-    securitySchemes: { partnerApiKey: { type: 'apiKey', in: 'header', name: 'x-partner-api-key' } },
+      'Every call is a GET with the x-partner-api-key header. Every response body is the envelope ' +
+      '{status, status_code, message, data}; an error has no data and one fixed message, and its status is ' +
+      'the error code. All dates are KST days (YYYY-MM-DD) and timestamps KST with +09:00. Calls are limited ' +
+      'to 100 per sliding minute per key. The partner guide at /docs explains each rule with examples.',
+    contact: { name: 'Partner Reporting API team' },
+    license: { name: 'Proprietary: for partners holding an API key', identifier: 'LicenseRef-Proprietary' },
+    baseUrl: 'http://127.0.0.1:3000',
+    securitySchemes: {
+      partnerApiKey: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'x-partner-api-key',
+        description:
+          "The partner's API key. Missing: 401 PARTNER_API_KEY_REQUIRED; unknown: 401 PARTNER_API_KEY_INVALID; " +
+          'revoked: 401 PARTNER_API_KEY_INACTIVE; expired: 401 PARTNER_API_KEY_EXPIRED; partner deactivated: ' +
+          '403 PARTNER_API_FORBIDDEN.',
+      },
+    },
   });
+
+  // The spec's {base_url} (§1): the address a partner was given; the default is a local `npm start` (D-1).
+  document.servers = [
+    {
+      url: '{base_url}',
+      description: 'The service address you were given: scheme, host and port (paths start with /partner/v1).',
+      variables: { base_url: { default: 'http://127.0.0.1:3000' } },
+    },
+  ];
+
+  const usedTags = new Set<string>();
+  const codesByPath = new Map(restRoutes(appRouter).map((route) => [route.path, route.partnerErrors]));
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    const operation = (item as { get?: Operation }).get;
+    if (!operation) continue;
+    for (const tag of operation.tags ?? []) usedTags.add(tag);
+    finishParameters(operation);
+    // Any path or method outside the API is 404 PARTNER_API_NOT_FOUND (D-12): every operation can see it.
+    const codes = [...new Set([...(codesByPath.get(path) ?? []), 'PARTNER_API_NOT_FOUND' as const])];
+    operation.responses = {
+      '200': {
+        ...operation.responses?.['200'],
+        description: 'The envelope with data.',
+        headers: headersFor(200, CURSOR_PAGED.has(path) ? ['Link'] : []),
+      },
+      ...errorResponses(codes),
+    };
+  }
+
+  const undeclared = [...usedTags].filter((tag) => !(tag in TAGS));
+  if (undeclared.length) throw new Error(`OpenAPI tags without a description: ${undeclared.join(', ')}`);
+  document.tags = Object.entries(TAGS)
+    .filter(([name]) => usedTags.has(name))
+    .map(([name, description]) => ({ name, description }));
+
   // The library's own error schemas (error.BAD_REQUEST, …) describe bodies this API never sends.
   const schemas = Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.'));
   document.components = {
     ...document.components,
-    schemas: { ...Object.fromEntries(schemas), PartnerError: partnerErrorSchema },
+    schemas: { ...Object.fromEntries(schemas), ...errorSchemas() },
+    headers: HEADERS,
   };
-
-  const codesByPath = new Map(restRoutes(appRouter).map((route) => [route.path, route.partnerErrors]));
-
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    const operation = (item as { get?: Operation }).get;
-    if (!operation) continue;
-    const codes = codesByPath.get(path) ?? [];
-    const responses: Record<string, unknown> = {};
-    for (const [status, response] of Object.entries(operation.responses ?? {})) {
-      if (Number(status) < 400 && status !== 'default') responses[status] = response;
-    }
-    for (const status of [...new Set(codes.map((code) => ERROR_CATALOGUE[code].httpStatus))].sort()) {
-      const examples = Object.fromEntries(
-        codes
-          .filter((code) => ERROR_CATALOGUE[code].httpStatus === status)
-          .map((code) => [code, { value: errorEnvelope(code) }]),
-      );
-      responses[String(status)] = {
-        description: codes.filter((code) => ERROR_CATALOGUE[code].httpStatus === status).join(', '),
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/PartnerError' }, examples } },
-      };
-    }
-    operation.responses = responses;
-  }
-  return document;
+  return withoutSafeIntegerBounds(document) as OpenAPIObject;
 }
 
-const partnerErrorSchema: SchemaObject = {
-  type: 'object',
-  description: 'The error envelope: no data, a fixed message; status is the error code.',
-  required: ['status', 'status_code', 'message'],
-  additionalProperties: false,
-  properties: {
-    status: { type: 'string', enum: Object.keys(ERROR_CATALOGUE) },
-    status_code: {
-      type: 'integer',
-      enum: [...new Set(Object.values(ERROR_CATALOGUE).map((entry) => entry.httpStatus))],
-    },
-    message: { type: 'string', enum: [ERROR_MESSAGE] },
-  },
-};
+/** Descriptions on the Parameter object, where client generators read them, not only in its schema. */
+function finishParameters(operation: Operation) {
+  for (const parameter of operation.parameters ?? []) {
+    const description = parameter.schema?.description;
+    if (typeof description === 'string') {
+      parameter.description ??= description;
+      delete parameter.schema?.description;
+    }
+  }
+  if (operation.parameters?.some((parameter) => parameter.in === 'query')) {
+    operation.description = [operation.description, QUERY_RULES].filter(Boolean).join('\n\n');
+  }
+}
+
+/** One schema per error code: the envelope with its status, status_code and message fixed (spec §7). */
+function errorSchemas(): Record<string, Json> {
+  return Object.fromEntries(
+    (Object.keys(ERROR_CATALOGUE) as PartnerErrorCode[]).map((code) => [
+      code,
+      {
+        type: 'object',
+        description: ERROR_DESCRIPTIONS[code],
+        required: ['status', 'status_code', 'message'],
+        additionalProperties: false,
+        properties: {
+          status: { type: 'string', const: code },
+          status_code: { type: 'integer', const: ERROR_CATALOGUE[code].httpStatus },
+          message: { type: 'string', const: ERROR_MESSAGE },
+        },
+      },
+    ]),
+  );
+}
+
+/** Per status, exactly the codes this operation can answer: one schema, or a union told apart by status. */
+function errorResponses(codes: PartnerErrorCode[]): Record<string, Json> {
+  const statuses = [...new Set(codes.map((code) => ERROR_CATALOGUE[code].httpStatus))].sort();
+  return Object.fromEntries(
+    statuses.map((status) => {
+      const own = codes.filter((code) => ERROR_CATALOGUE[code].httpStatus === status);
+      const schema =
+        own.length === 1
+          ? ref('schemas', own[0] as string)
+          : {
+              oneOf: own.map((code) => ref('schemas', code)),
+              discriminator: {
+                propertyName: 'status',
+                mapping: Object.fromEntries(own.map((code) => [code, ref('schemas', code).$ref])),
+              },
+            };
+      const examples = Object.fromEntries(
+        own.map((code) => [code, { summary: ERROR_DESCRIPTIONS[code], value: errorEnvelope(code) }]),
+      );
+      return [
+        String(status),
+        {
+          description: own.join(', '),
+          headers: headersFor(status),
+          content: { 'application/json': { schema, examples } },
+        },
+      ];
+    }),
+  );
+}
+
+/**
+ * zod writes `.int()` as bounds of ±(2^53 − 1) (JavaScript's safe integers). They are no rule of this API,
+ * and generators turn them into noise or int64 types, so they are left out.
+ */
+function withoutSafeIntegerBounds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSafeIntegerBounds);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(
+        ([key, field]) =>
+          !((key === 'minimum' || key === 'maximum') && Math.abs(field as number) === Number.MAX_SAFE_INTEGER),
+      )
+      .map(([key, field]) => [key, withoutSafeIntegerBounds(field)]),
+  );
+}

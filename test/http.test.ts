@@ -227,12 +227,13 @@ describe('health and docs (D-15, D-17)', () => {
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining(['/partner/v1/brands', '/partner/v1/brands/{brand_code}/users/{user_code}']),
     );
-    expect(document.components.schemas.PartnerError).toBeDefined();
+    expect(document.components.schemas.PARTNER_API_USER_NOT_FOUND).toBeDefined();
     const responses = document.paths['/partner/v1/brands/{brand_code}/users/{user_code}']?.get.responses ?? {};
     expect(Object.keys(responses)).toEqual(expect.arrayContaining(['200', '401', '403', '404', '429', '500']));
     expect(Object.keys(responses['404']?.content?.['application/json'].examples ?? {})).toEqual([
       'PARTNER_API_BRAND_NOT_FOUND',
       'PARTNER_API_USER_NOT_FOUND',
+      'PARTNER_API_NOT_FOUND',
     ]);
   });
 });

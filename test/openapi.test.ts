@@ -1,45 +1,218 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE } from '../server/errors';
+import { appRouter } from '../routers';
+import { ERROR_CATALOGUE, type PartnerErrorCode } from '../server/errors';
 import { openApiDocument } from '../server/openapi';
+import { restRoutes } from '../server/routes';
 
-// D-15: the document is generated from the router, valid OpenAPI 3, and documents the envelope and errors.
-describe('OpenAPI document', () => {
-  const document = openApiDocument();
+// D-15 and issue 9: the document partners generate clients from. It is generated from the router; the
+// committed copy (openapi.json, `npm run openapi`) is what they download and what these rules judge.
 
-  it('is a valid OpenAPI 3 document', async () => {
-    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+type Schema = { $ref?: string; oneOf?: Schema[]; description?: string; maxLength?: number } & Record<string, unknown>;
+type Parameter = { in: string; name: string; description?: string; schema: Schema };
+type Response = { headers?: Record<string, { $ref: string }>; content: { 'application/json': { schema: Schema } } };
+type Operation = {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  parameters?: Parameter[];
+  responses: Record<string, Response>;
+};
+type Document = {
+  info: { contact?: object; license?: { name: string } };
+  servers: { url: string; variables?: Record<string, { default: string }> }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, { get: Operation }>;
+  components: { schemas: Record<string, Schema>; headers: Record<string, unknown> };
+};
+
+const root = path.resolve(import.meta.dirname, '..');
+const committedText = readFileSync(path.join(root, 'openapi.json'), 'utf8');
+const committed = JSON.parse(committedText) as Document;
+const operations = Object.entries(committed.paths).map(([route, item]) => ({ route, ...item.get }));
+const operation = (route: string) => {
+  const found = committed.paths[`/partner/v1${route}`]?.get;
+  if (!found) throw new Error(`no operation at ${route}`);
+  return found;
+};
+const parameter = (route: string, name: string) => operation(route).parameters?.find((p) => p.name === name);
+
+/** The codes a response's schema admits: one $ref, or a oneOf of them, each fixing `status`. */
+function codesOf(schema: Schema): string[] {
+  const refs = schema.oneOf ?? [schema];
+  return refs.map((member) => {
+    const name = member.$ref?.replace('#/components/schemas/', '') ?? '';
+    const properties = committed.components.schemas[name]?.properties as Record<string, { const?: string }>;
+    return properties?.status?.const ?? `(no fixed status in ${name})`;
+  });
+}
+
+describe('the committed openapi.json', () => {
+  it('is what the router generates now (run `npm run openapi` after changing the router)', () => {
+    expect(JSON.parse(JSON.stringify(openApiDocument()))).toEqual(committed);
   });
 
-  it('documents every GET path of the API under /partner/v1, protected by the key header', () => {
-    const paths = Object.keys(document.paths ?? {});
-    expect(paths.length).toBeGreaterThanOrEqual(6);
-    for (const path of paths) {
-      expect(path.startsWith('/partner/v1/')).toBe(true);
-      const item = document.paths?.[path] as Record<string, { security?: unknown; summary?: string }>;
-      expect(Object.keys(item)).toEqual(['get']);
-      expect(item.get?.security).toEqual([{ partnerApiKey: [] }]);
-      expect(item.get?.summary).toBeTruthy();
+  it('is a valid OpenAPI 3.1 document (swagger-parser)', async () => {
+    await expect(SwaggerParser.validate(structuredClone(committed) as never)).resolves.toBeDefined();
+  });
+
+  it('passes `redocly lint` with the recommended rules: no error, no warning', async () => {
+    const { stdout } = await promisify(execFile)(
+      path.join(root, 'node_modules/.bin/redocly'),
+      ['lint', 'openapi.json', '--extends=recommended', '--format=json'],
+      // No telemetry or update check: the suite talks to nothing but loopback.
+      { cwd: root, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
+    );
+    const report = JSON.parse(stdout) as { totals: object; problems: { ruleId: string; message: string }[] };
+    expect(report.problems.map((problem) => `${problem.ruleId}: ${problem.message}`)).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
+  it('has every operation of the router, each with a summary, a declared tag and the key', () => {
+    expect(operations.map((op) => op.route).sort()).toEqual(
+      restRoutes(appRouter)
+        .map((route) => route.path)
+        .sort(),
+    );
+    expect(operations).toHaveLength(8);
+    const declared = new Map(committed.tags.map((tag) => [tag.name, tag.description]));
+    for (const op of operations) {
+      expect(op.summary).toBeTruthy();
+      expect(op.tags.length).toBe(1);
+      expect(declared.get(op.tags[0] as string)).toBeTruthy();
+      expect((op as { security?: unknown }).security).toEqual([{ partnerApiKey: [] }]);
     }
   });
 
-  it('describes errors only as the partner envelope, with an example for each code', () => {
-    expect(Object.keys(document.components?.schemas ?? {}).filter((name) => name.startsWith('error.'))).toEqual([]);
-    for (const item of Object.values(document.paths ?? {})) {
-      const responses = (
-        item as {
-          get: { responses: Record<string, { content: Record<string, { schema: unknown; examples: object }> }> };
-        }
-      ).get.responses;
-      for (const [status, response] of Object.entries(responses)) {
-        if (Number(status) < 400) continue;
-        const json = response.content['application/json'];
-        expect(json?.schema).toEqual({ $ref: '#/components/schemas/PartnerError' });
-        for (const code of Object.keys(json?.examples ?? {})) {
-          expect(ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].httpStatus).toBe(Number(status));
-        }
+  it('names a contact and a license, and a server whose URL is absolute once its variables take defaults', () => {
+    expect(committed.info.contact).toBeTruthy();
+    expect(committed.info.license?.name).toBeTruthy();
+    const [server] = committed.servers;
+    const url = (server?.url ?? '').replace(
+      /\{(\w+)\}/g,
+      (_, name: string) => server?.variables?.[name]?.default ?? '',
+    );
+    expect(new URL(url).protocol).toMatch(/^https?:$/);
+  });
+});
+
+describe('parameters, as client generators read them', () => {
+  it('carry their description on the Parameter object', () => {
+    for (const op of operations) {
+      for (const p of op.parameters ?? []) expect(p.description, `${op.operationId} ${p.name}`).toBeTruthy();
+    }
+  });
+
+  it('give keyword its 50-character limit (spec §4.5), and platform_shop_id its own', () => {
+    expect(parameter('/brands/{brand_code}/reviews', 'keyword')?.schema.maxLength).toBe(50);
+    for (const route of ['/reviews', '/review-stats', '/sales']) {
+      expect(parameter(`/brands/{brand_code}${route}`, 'platform_shop_id')?.schema.maxLength).toBe(100);
+    }
+  });
+
+  it('name the platform value sets: Platform, and SalesPlatform for sales (spec §1, §4.8)', () => {
+    expect(committed.components.schemas.Platform?.enum).toEqual([
+      'BAEMIN',
+      'CPEATS',
+      'YOGIYO',
+      'DDANGYO',
+      'NAVER',
+      'MUKKEBI',
+    ]);
+    expect(committed.components.schemas.SalesPlatform?.enum).toEqual(['BAEMIN', 'CPEATS', 'YOGIYO']);
+    expect(parameter('/brands/{brand_code}/reviews', 'platform')?.schema.$ref).toBe('#/components/schemas/Platform');
+    expect(parameter('/brands/{brand_code}/sales', 'platform')?.schema.$ref).toBe('#/components/schemas/SalesPlatform');
+  });
+
+  it('state the 400 rules across parameters in the operation descriptions (D-11)', () => {
+    expect(operation('/brands/{brand_code}/reviews').description).toMatch(
+      /from later than to.*rating_min above rating_max/s,
+    );
+    for (const route of ['/review-stats', '/sales']) {
+      expect(operation(`/brands/{brand_code}${route}`).description).toMatch(/from later than to.*after the defaults/s);
+    }
+    for (const op of operations.filter((op) => op.parameters?.some((p) => p.in === 'query'))) {
+      expect(op.description, op.operationId).toContain('a parameter given twice is 400');
+    }
+  });
+});
+
+describe('responses', () => {
+  it('list every code the operation can answer: its own, the key and limit codes, 404 NOT_FOUND and 500', () => {
+    const declared = new Map(restRoutes(appRouter).map((route) => [route.path, route.partnerErrors]));
+    for (const op of operations) {
+      const expected = new Set<string>([...(declared.get(op.route) ?? []), 'PARTNER_API_NOT_FOUND']);
+      for (const code of ['KEY_REQUIRED', 'KEY_INVALID', 'KEY_INACTIVE', 'KEY_EXPIRED', 'FORBIDDEN', 'RATE_LIMITED']) {
+        expect(expected).toContain(`PARTNER_API_${code}`);
       }
-      expect(Object.keys(responses)).toEqual(expect.arrayContaining(['200', '401', '403', '429', '500']));
+      expect(expected).toContain('PARTNER_API_INTERNAL_ERROR');
+      const listed = Object.entries(op.responses)
+        .filter(([status]) => Number(status) >= 400)
+        .flatMap(([status, response]) => {
+          // Narrow per status: each admitted code belongs to this status, so the union types the body.
+          const codes = codesOf(response.content['application/json'].schema);
+          for (const code of codes) {
+            expect(ERROR_CATALOGUE[code as PartnerErrorCode]?.httpStatus, `${op.operationId} ${code}`).toBe(
+              Number(status),
+            );
+          }
+          return codes;
+        });
+      expect(listed.sort(), op.operationId).toEqual([...expected].sort());
     }
+  });
+
+  it('fix status, status_code and message in each error schema (spec §7, D-12)', () => {
+    for (const code of Object.keys(ERROR_CATALOGUE) as PartnerErrorCode[]) {
+      expect(committed.components.schemas[code]).toMatchObject({
+        required: ['status', 'status_code', 'message'],
+        additionalProperties: false,
+        properties: {
+          status: { const: code },
+          status_code: { const: ERROR_CATALOGUE[code].httpStatus },
+          message: { const: 'The request cannot be processed.' },
+        },
+      });
+    }
+  });
+
+  it('document x-request-id everywhere, the rate-limit headers past the key check, Retry-After on 429 (D-12, D-14)', () => {
+    const names = (response: Response) => Object.keys(response.headers ?? {});
+    for (const op of operations) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        for (const header of Object.values(response.headers ?? {})) {
+          expect(committed.components.headers[header.$ref.replace('#/components/headers/', '')]).toBeDefined();
+        }
+        expect(names(response)).toContain('X-Request-Id');
+        const limited = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy'];
+        if (status === '401' || status === '403') expect(names(response)).not.toContain('RateLimit-Limit');
+        else expect(names(response)).toEqual(expect.arrayContaining(limited));
+        expect(names(response).includes('Retry-After')).toBe(status === '429');
+      }
+    }
+  });
+
+  it('document the Link header of the next cursor page on the review list (D-19)', () => {
+    const withLink = operations.filter((op) => op.responses['200']?.headers?.Link).map((op) => op.operationId);
+    expect(withLink).toEqual(['reviews-list']);
+    expect(committed.components.headers.Link).toBeDefined();
+  });
+});
+
+describe('schemas', () => {
+  it("describe the review rating's real range: 0.5 to 5", () => {
+    const review = committed.components.schemas.Review as { properties: Record<string, Schema> };
+    const rating = review.properties.rating as Schema;
+    expect(rating.description).toMatch(/^0\.5 to 5/);
+    expect(JSON.stringify(rating)).toContain('"minimum":0.5');
+  });
+
+  it('carry no bounds of ±(2^53 − 1) left by zod integers', () => {
+    expect(committedText).not.toContain(String(Number.MAX_SAFE_INTEGER));
   });
 });

@@ -14,7 +14,9 @@ export const listReviewStatsMeta = readOperation({
     'Review count, reply count and star distribution from the daily aggregate, which refreshes once a day ' +
     'and never includes the current day: counting the review list for the same period can differ. Targets ' +
     'without an aggregate row do not appear. group_by=date is newest first; shop and platform by ' +
-    'review_count descending, ties by the grouping key ascending.',
+    'review_count descending, ties by the grouping key ascending. ' +
+    'from later than to is 400 PARTNER_API_INVALID_PARAMETER, judged after the defaults: from alone and later ' +
+    'than today is 400 too.',
   tag: 'Review statistics',
   errors: ['PARTNER_API_INVALID_PARAMETER', 'PARTNER_API_BRAND_NOT_FOUND'],
 });

@@ -19,7 +19,8 @@ export const listReviewsMeta = readOperation({
   summary: 'List reviews of a brand',
   description:
     'Reviews of all shops of the brand, newest first, read in real time from collected reviews. ' +
-    'keyword is not indexed for every length and is slower than the other filters: narrow the date range.',
+    'keyword is not indexed for every length and is slower than the other filters: narrow the date range. ' +
+    'from later than to, or rating_min above rating_max, is 400 PARTNER_API_INVALID_PARAMETER.',
   tag: 'Reviews',
   errors: ['PARTNER_API_INVALID_PARAMETER', 'PARTNER_API_BRAND_NOT_FOUND'],
 });

@@ -16,7 +16,9 @@ export const reviewSchema = z
       .max(5)
       .multipleOf(0.5)
       .nullable()
-      .describe('1 to 5 in steps of 0.5; null without a star rating.'),
+      .describe(
+        '0.5 to 5 in steps of 0.5; null without a star rating. Where a rating is rounded down, 0.5 counts as 1.',
+      ),
     menus: z.array(z.string()).min(1).nullable().describe('Ordered menus; null when none.'),
     reply_status: z
       .enum(['REPLIED', 'NOT_REPLIED'])

@@ -17,7 +17,9 @@ export const listSalesMeta = readOperation({
     'Weeks start on Monday; the weeks at both ends of the range count only the days inside it. shop, platform ' +
     'and user by sales_amount descending, ties by the grouping key ascending (the null user last); date and ' +
     'week newest first. group_by=user groups shops without a user under user null, so every group_by has ' +
-    'the same total.',
+    'the same total. ' +
+    'from later than to is 400 PARTNER_API_INVALID_PARAMETER, judged after the defaults: from alone and later ' +
+    'than today is 400 too.',
   tag: 'Sales',
   errors: ['PARTNER_API_INVALID_PARAMETER', 'PARTNER_API_BRAND_NOT_FOUND'],
 });

@@ -54,7 +54,8 @@ export function textParam(max: number) {
   return z
     .string()
     .refine((text) => [...text].length <= max, `at most ${max} characters`)
-    .refine((text) => !text.includes('\u0000'), 'must not contain NUL');
+    .refine((text) => !text.includes('\u0000'), 'must not contain NUL')
+    .meta({ maxLength: max });
 }
 
 const absentIfEmpty = (value: unknown) => (value === '' ? undefined : value);

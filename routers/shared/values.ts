@@ -9,8 +9,12 @@ import {
 
 // Output value sets and formats, built from the database enums so the two never drift (spec §1, §2).
 
-export const platformSchema = z.enum(platformEnum.enumValues).describe('Platform.');
-export const salesPlatformSchema = z.enum(SALES_PLATFORMS).describe('Sales platform: BAEMIN, CPEATS or YOGIYO.');
+export const platformSchema = z
+  .enum(platformEnum.enumValues)
+  .meta({ id: 'Platform', description: 'A delivery or place-listing platform.' });
+export const salesPlatformSchema = z
+  .enum(SALES_PLATFORMS)
+  .meta({ id: 'SalesPlatform', description: 'A platform whose sales are collected: BAEMIN, CPEATS or YOGIYO.' });
 export const accountStatusSchema = z.enum(accountStatusEnum.enumValues);
 export const shopStatusSchema = z.enum(shopStatusEnum.enumValues);
 export const managerRoleSchema = z.enum(managerRoleEnum.enumValues);

@@ -1,0 +1,181 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEYS } from '../db/seed/demo';
+import type { AppRouter } from '../routers';
+import { openTestDatabase } from './support/database';
+import { DEMO_BRAND, DEMO_USER } from './support/endpoints';
+import { startServer, testServices } from './support/services';
+
+// Issue 9, interop: a partner on plain REST generates types from the committed openapi.json with
+// openapi-typescript, calls every operation through openapi-fetch, and gets exactly what the tRPC
+// transport (D-18) answers. The generated client lives in a scratch folder under test/artifacts/
+// (git-ignored), inside the project so that it resolves openapi-fetch like a partner's project would.
+
+const root = path.resolve(import.meta.dirname, '..');
+const artifacts = path.join(root, 'test/artifacts');
+mkdirSync(artifacts, { recursive: true });
+const scratch = mkdtempSync(path.join(artifacts, 'interop-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/**
+ * The partner's code: every operation through openapi-fetch, typed by the generated `paths`. The
+ * `@ts-expect-error` lines are calls the document must forbid; tsc fails if they compile.
+ */
+const CLIENT = `import createClient from 'openapi-fetch';
+import type { paths } from './schema';
+
+export type Client = ReturnType<typeof createClient<paths>>;
+
+export function client(baseUrl: string, apiKey: string): Client {
+  return createClient<paths>({ baseUrl, headers: { 'x-partner-api-key': apiKey } });
+}
+
+export async function callEveryOperation(api: Client, brand_code: string, user_code: string) {
+  const path = { brand_code };
+  const reviews = await api.GET('/partner/v1/brands/{brand_code}/reviews', {
+    params: { path, query: { rating_min: 4, replied: false, keyword: '치킨', limit: 5 } },
+  });
+  const review_id = reviews.data?.data.items[0]?.review_id ?? 'none';
+  const answers = {
+    'brands.list': await api.GET('/partner/v1/brands', { params: { query: { limit: 2 } } }),
+    'users.list': await api.GET('/partner/v1/brands/{brand_code}/users', { params: { path, query: { page: 2, limit: 3 } } }),
+    'users.get': await api.GET('/partner/v1/brands/{brand_code}/users/{user_code}', { params: { path: { brand_code, user_code } } }),
+    'shops.list': await api.GET('/partner/v1/brands/{brand_code}/shops', { params: { path, query: { limit: 4 } } }),
+    'reviews.list': reviews,
+    'reviews.get': await api.GET('/partner/v1/brands/{brand_code}/reviews/{review_id}', { params: { path: { brand_code, review_id } } }),
+    'reviewStats.list': await api.GET('/partner/v1/brands/{brand_code}/review-stats', { params: { path, query: { group_by: 'platform' } } }),
+    'sales.list': await api.GET('/partner/v1/brands/{brand_code}/sales', { params: { path, query: { group_by: 'user', platform: 'BAEMIN' } } }),
+  };
+  return { review_id, answers: Object.fromEntries(Object.entries(answers).map(([name, answer]) => [name, { status: answer.response.status, body: answer.data ?? answer.error }])) };
+}
+
+export async function missingUser(api: Client, brand_code: string) {
+  const { data, error } = await api.GET('/partner/v1/brands/{brand_code}/users/{user_code}', {
+    params: { path: { brand_code, user_code: 'u-nobody' } },
+  });
+  if (data) return data.data.user_code;
+  // The error body is a union of the codes this operation answers, told apart by status.
+  if (error.status === 'PARTNER_API_USER_NOT_FOUND') return error.status;
+  // @ts-expect-error users.get never answers PARTNER_API_REVIEW_NOT_FOUND
+  if (error.status === 'PARTNER_API_REVIEW_NOT_FOUND') return error.status;
+  return error.status;
+}
+
+export async function forbiddenCalls(api: Client) {
+  const path = { brand_code: 'chicken-house' };
+  // @ts-expect-error keyword is a string
+  await api.GET('/partner/v1/brands/{brand_code}/reviews', { params: { path, query: { keyword: 5 } } });
+  // @ts-expect-error sales cover BAEMIN, CPEATS and YOGIYO only
+  await api.GET('/partner/v1/brands/{brand_code}/sales', { params: { path, query: { platform: 'NAVER' } } });
+  // @ts-expect-error group_by of review statistics is date, shop or platform
+  await api.GET('/partner/v1/brands/{brand_code}/review-stats', { params: { path, query: { group_by: 'week' } } });
+  // @ts-expect-error brand_code is required
+  await api.GET('/partner/v1/brands/{brand_code}/shops', { params: { path: {} } });
+}
+`;
+
+/** What the test reads of the generated module (its own types exist only once it is generated). */
+type GeneratedClient = {
+  client(baseUrl: string, apiKey: string): unknown;
+  callEveryOperation(
+    api: unknown,
+    brandCode: string,
+    userCode: string,
+  ): Promise<{ review_id: string; answers: Record<string, { status: number; body: unknown }> }>;
+  missingUser(api: unknown, brandCode: string): Promise<string>;
+};
+const generatedClient = async () => (await import(path.join(scratch, 'client.ts'))) as GeneratedClient;
+
+let base: string;
+let schemaSource: string;
+
+beforeAll(async () => {
+  const database = await openTestDatabase();
+  base = (await startServer(testServices(database.db))).base;
+  schemaSource = astToString(await openapiTS(pathToFileURL(path.join(root, 'openapi.json'))));
+  writeFileSync(path.join(scratch, 'schema.d.ts'), schemaSource);
+  writeFileSync(path.join(scratch, 'client.ts'), CLIENT);
+});
+
+describe('a client generated from openapi.json', () => {
+  it('has a type for every operation of the document', () => {
+    for (const operationId of [
+      'brands-list',
+      'users-list',
+      'users-get',
+      'shops-list',
+      'reviews-list',
+      'reviews-get',
+      'reviewStats-list',
+      'sales-list',
+    ]) {
+      expect(schemaSource).toContain(`"${operationId}": {`);
+    }
+  });
+
+  it('type-checks strictly, and rejects wrong filter names, values and error codes', () => {
+    const program = ts.createProgram([path.join(scratch, 'client.ts')], {
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      skipLibCheck: false,
+      types: [],
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    });
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+    expect(problems).toEqual([]);
+  });
+
+  it('gets from every REST operation exactly what the tRPC transport answers', async () => {
+    const generated = await generatedClient();
+    const rest = await generated.callEveryOperation(generated.client(base, DEMO_KEYS.active), DEMO_BRAND, DEMO_USER);
+
+    const trpc = createTRPCClient<AppRouter>({
+      links: [httpLink({ url: `${base}/partner/v1/trpc`, headers: { 'x-partner-api-key': DEMO_KEYS.active } })],
+    });
+    const brand_code = DEMO_BRAND;
+    const expected = {
+      'brands.list': await trpc.brands.list.query({ limit: 2 }),
+      'users.list': await trpc.users.list.query({ brand_code, page: 2, limit: 3 }),
+      'users.get': await trpc.users.get.query({ brand_code, user_code: DEMO_USER }),
+      'shops.list': await trpc.shops.list.query({ brand_code, limit: 4 }),
+      'reviews.list': await trpc.reviews.list.query({
+        brand_code,
+        rating_min: 4,
+        replied: false,
+        keyword: '치킨',
+        limit: 5,
+      }),
+      'reviews.get': await trpc.reviews.get.query({ brand_code, review_id: rest.review_id }),
+      'reviewStats.list': await trpc.reviewStats.list.query({ brand_code, group_by: 'platform' }),
+      'sales.list': await trpc.sales.list.query({ brand_code, group_by: 'user', platform: 'BAEMIN' }),
+    };
+
+    expect(rest.review_id).not.toBe('none');
+    for (const [name, body] of Object.entries(expected)) {
+      expect(rest.answers[name], name).toEqual({ status: 200, body });
+      expect(JSON.stringify(body.data), `${name} should not be empty`).not.toContain('"items":[]');
+    }
+  });
+
+  it('receives the same partner error code as the tRPC transport', async () => {
+    const generated = await generatedClient();
+    const code = await generated.missingUser(generated.client(base, DEMO_KEYS.active), DEMO_BRAND);
+    expect(code).toBe('PARTNER_API_USER_NOT_FOUND');
+    const trpc = createTRPCClient<AppRouter>({
+      links: [httpLink({ url: `${base}/partner/v1/trpc`, headers: { 'x-partner-api-key': DEMO_KEYS.active } })],
+    });
+    const error = await trpc.users.get.query({ brand_code: DEMO_BRAND, user_code: 'u-nobody' }).catch((e) => e);
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<AppRouter>).data).toMatchObject({ partner: { status: code } });
+  });
+});
