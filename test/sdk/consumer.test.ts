@@ -89,7 +89,9 @@ describe('the packed SDK in a partner project', () => {
     const rest = await api.request(`/partner/v1/brands/${BRAND}/reviews?rating_min=4&limit=100`, {
       key: DEMO_KEYS.active,
     });
-    const restIds = (rest.body as { data: { items: { review_id: string }[] } }).data.items.map((r) => r.review_id);
+    const restIds = (rest.body as unknown as { data: { items: { review_id: string }[] } }).data.items.map(
+      (r) => r.review_id,
+    );
     expect(reviews.map((review) => review.review_id)).toEqual(restIds);
   });
 
