@@ -1,4 +1,4 @@
-import { type PartnerClient, PROCEDURES } from './api.generated.js';
+import { type PartnerClient, type PartnerErrorCode, PROCEDURES } from './api.generated.js';
 import { PartnerApiError } from './errors.js';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, type RetryPolicy, retryDelayMs } from './retry.js';
 
@@ -118,7 +118,10 @@ async function read(response: ResponseLike): Promise<CallResult | PartnerApiErro
   };
   if (typeof code === 'string' && code.startsWith('PARTNER_API_')) {
     const message = field(error, 'message');
-    return new PartnerApiError(typeof message === 'string' ? message : code, { ...details, code: code as never });
+    return new PartnerApiError(typeof message === 'string' ? message : code, {
+      ...details,
+      code: code as PartnerErrorCode,
+    });
   }
   return new PartnerApiError(`The API answered ${response.status} without its envelope.`, {
     ...details,

@@ -21,7 +21,17 @@ import { startServer, testServices } from '../support/services';
 // (test/sdk/consumer) that has nothing else, compiled there with skipLibCheck false (its @ts-expect-error
 // lines must still be errors), and its calls run against a live server on the test database.
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+
+/** A command's output; when it fails, the error says why (npm prints a failed build's errors on stdout). */
+async function run(command: string, args: string[], options: { cwd?: string } = {}) {
+  try {
+    return await execFileAsync(command, args, options);
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed:\n${stdout.slice(-4000)}\n${stderr.slice(-4000)}`);
+  }
+}
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BRAND = 'chicken-house';
 
@@ -49,7 +59,7 @@ let options: Options;
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'partner-sdk-'));
-  const packed = await run('npm', ['pack', './sdk', '--pack-destination', work, '--silent'], { cwd: ROOT });
+  const packed = await run('npm', ['pack', './sdk', '--pack-destination', work], { cwd: ROOT });
   const tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) ?? '');
   const project = path.join(work, 'project');
   await cp(path.join(ROOT, 'test/sdk/consumer'), project, {
@@ -63,7 +73,7 @@ beforeAll(async () => {
     await run(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', project]);
     compiled = { ok: true };
   } catch (error) {
-    compiled = { ok: false, output: String((error as { stdout?: string }).stdout ?? error) };
+    compiled = { ok: false, output: String(error) };
   }
   if (compiled.ok) consumer = await import(pathToFileURL(path.join(project, 'dist/consumer.js')).href);
 
