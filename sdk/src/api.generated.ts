@@ -1,0 +1,416 @@
+// Generated from the router (routers/index.ts) by sdk/scripts/generate-types.ts: do not edit.
+// `npm run sdk:generate` rewrites it; test/sdk/types.test.ts fails when it is stale.
+
+/** Every error code the API answers with (the `status` of the error envelope). */
+export type PartnerErrorCode =
+  | 'PARTNER_API_INVALID_PARAMETER'
+  | 'PARTNER_API_KEY_REQUIRED'
+  | 'PARTNER_API_KEY_INVALID'
+  | 'PARTNER_API_KEY_INACTIVE'
+  | 'PARTNER_API_KEY_EXPIRED'
+  | 'PARTNER_API_FORBIDDEN'
+  | 'PARTNER_API_BRAND_NOT_FOUND'
+  | 'PARTNER_API_REVIEW_NOT_FOUND'
+  | 'PARTNER_API_USER_NOT_FOUND'
+  | 'PARTNER_API_NOT_FOUND'
+  | 'PARTNER_API_RATE_LIMITED'
+  | 'PARTNER_API_INTERNAL_ERROR';
+
+/** The parameters of each call: path and query parameters of the REST door in one object. */
+export interface PartnerApiInputs {
+  brands: {
+    list:
+      | {
+          /** Page number, from 1. Default 1. */
+          page?: number | undefined;
+          /** Items per page, 1 to 100. Default 20. */
+          limit?: number | undefined;
+        }
+      | undefined;
+  };
+  users: {
+    list: {
+      /** Brand identifier, from GET /partner/v1/brands. */
+      brand_code: string;
+      /** Page number, from 1. Default 1. */
+      page?: number | undefined;
+      /** Items per page, 1 to 100. Default 20. */
+      limit?: number | undefined;
+    };
+    get: {
+      /** Brand identifier, from GET /partner/v1/brands. */
+      brand_code: string;
+      /** User identifier, from the user list. */
+      user_code: string;
+    };
+  };
+  shops: {
+    list: {
+      /** Brand identifier, from GET /partner/v1/brands. */
+      brand_code: string;
+      /** Page number, from 1. Default 1. */
+      page?: number | undefined;
+      /** Items per page, 1 to 100. Default 20. */
+      limit?: number | undefined;
+    };
+  };
+  reviews: {
+    list: {
+      /** Brand identifier, from GET /partner/v1/brands. */
+      brand_code: string;
+      /** Page number, from 1. Default 1. */
+      page?: number | undefined;
+      /** Items per page, 1 to 100. Default 20. */
+      limit?: number | undefined;
+      /** Review date start, KST, inclusive (YYYY-MM-DD). */
+      from?: string | undefined;
+      /** Review date end, KST, inclusive (YYYY-MM-DD). */
+      to?: string | undefined;
+      /** Only this shop. The same id on two platforms names two shops: add platform to pick one. */
+      platform_shop_id?: string | undefined;
+      /** Only this platform. */
+      platform?: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI' | undefined;
+      /** Lower bound, inclusive, on the rating rounded down (4.5 as 4, 0.5 as 1); a review without rating counts as 0. */
+      rating_min?: number | undefined;
+      /** Upper bound, inclusive, on the rating rounded down; rating_max=0 returns only reviews without rating. */
+      rating_max?: number | undefined;
+      /** true or false: filter by reply state. */
+      replied?: boolean | undefined;
+      /** true: only dissatisfied reviews; false: exclude them. */
+      critical?: boolean | undefined;
+      /** true or false: filter by handled state. */
+      handled?: boolean | undefined;
+      /** At most 50 characters; case-insensitive partial match in the content or in any menu name. % and _ are literal. */
+      keyword?: string | undefined;
+    };
+    get: {
+      /** Brand identifier, from GET /partner/v1/brands. */
+      brand_code: string;
+      /** Review identifier, from the review list. */
+      review_id: string;
+    };
+  };
+  reviewStats: {
+    list: {
+      /** Brand identifier, from GET /partner/v1/brands. */
+      brand_code: string;
+      /** Page number, from 1. Default 1. */
+      page?: number | undefined;
+      /** Items per page, 1 to 100. Default 20. */
+      limit?: number | undefined;
+      /** Aggregation unit: date (default), shop or platform. */
+      group_by?: 'date' | 'platform' | 'shop' | undefined;
+      /** Only this platform. */
+      platform?: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI' | undefined;
+      /** Only this shop. The same id on two platforms names two shops: add platform to pick one. */
+      platform_shop_id?: string | undefined;
+      /** Start day, KST, inclusive (YYYY-MM-DD). Default: 30 days before to. */
+      from?: string | undefined;
+      /** End day, KST, inclusive (YYYY-MM-DD). Default: today (KST). */
+      to?: string | undefined;
+    };
+  };
+  sales: {
+    list: {
+      /** Brand identifier, from GET /partner/v1/brands. */
+      brand_code: string;
+      /** Page number, from 1. Default 1. */
+      page?: number | undefined;
+      /** Items per page, 1 to 100. Default 20. */
+      limit?: number | undefined;
+      /** Aggregation unit: shop (default), platform, user, date or week. */
+      group_by?: 'date' | 'platform' | 'user' | 'shop' | 'week' | undefined;
+      /** Only this platform: BAEMIN, CPEATS or YOGIYO. */
+      platform?: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | undefined;
+      /** Only this shop. The same id on two platforms names two shops: add platform to pick one. */
+      platform_shop_id?: string | undefined;
+      /** Start day, KST, inclusive (YYYY-MM-DD). Default: 30 days before to. */
+      from?: string | undefined;
+      /** End day, KST, inclusive (YYYY-MM-DD). Default: today (KST). */
+      to?: string | undefined;
+    };
+  };
+}
+
+/** What each call resolves to: the `data` of the success envelope. */
+export interface PartnerApiOutputs {
+  brands: {
+    list: {
+      items: {
+        /** Brand identifier, used in paths. */
+        brand_code: string;
+        /** Brand name. */
+        display_name: string;
+        /** Brand creation time (KST). */
+        created_at: string;
+      }[];
+      /** The page returned. */
+      page: number;
+      /** The page size asked for. */
+      limit: number;
+      /** Whether a further page has at least one item. */
+      has_next: boolean;
+    };
+  };
+  users: {
+    list: {
+      items: {
+        /** User identifier, used in the single-user path. */
+        user_code: string;
+        /** Display name (branch name). */
+        display_name: string;
+        /** Platform accounts the user linked. */
+        platform_accounts: {
+          /** Platform. */
+          platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+          /** ACTIVE: linked, the platform has an active shop; INACTIVE: linked, no active shop; ERROR: link error, collection stopped; LINKING: link in progress. */
+          status: 'ACTIVE' | 'INACTIVE' | 'ERROR' | 'LINKING';
+        }[];
+        /** Time registered in the brand (KST). */
+        created_at: string;
+      }[];
+      /** The page returned. */
+      page: number;
+      /** The page size asked for. */
+      limit: number;
+      /** Whether a further page has at least one item. */
+      has_next: boolean;
+    };
+    get: {
+      /** User identifier, used in the single-user path. */
+      user_code: string;
+      /** Display name (branch name). */
+      display_name: string;
+      /** Platform accounts the user linked. */
+      platform_accounts: {
+        /** Platform. */
+        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+        /** ACTIVE: linked, the platform has an active shop; INACTIVE: linked, no active shop; ERROR: link error, collection stopped; LINKING: link in progress. */
+        status: 'ACTIVE' | 'INACTIVE' | 'ERROR' | 'LINKING';
+      }[];
+      /** Time registered in the brand (KST). */
+      created_at: string;
+    };
+  };
+  shops: {
+    list: {
+      items: {
+        /** Shop name as registered on the platform. */
+        name: string;
+        /** Platform. */
+        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+        /** Platform-side shop id; matches the same field in reviews. */
+        platform_shop_id: string;
+        /** Platform category. */
+        category_name: string;
+        /** ACTIVE: linked, reviews collected; INACTIVE: link stopped, nothing collected; FAILED: platform login error, nothing collected. */
+        status: 'ACTIVE' | 'INACTIVE' | 'FAILED';
+        /** The brand user the shop belongs to; null if none. */
+        user: {
+          user_code: string;
+          display_name: string;
+        } | null;
+        /** Head-office administrators assigned to the shop (not shop owners; assignment does not mean alerts). */
+        managers: {
+          /** Manager name. */
+          display_name: string;
+          /** OWNER, MANAGER or SUPERVISOR; null when none. */
+          role: 'OWNER' | 'MANAGER' | 'SUPERVISOR' | null;
+        }[];
+        /** The authoritative list of dissatisfied-review alert recipients; at most 3. */
+        critical_review_alerts: {
+          /** Number that receives alerts. */
+          phone_number: string;
+          /** false: registered but nothing is sent. */
+          enabled: boolean;
+          /** Owner of the number; null if it belongs to no administrator. */
+          manager: {
+            /** Manager name. */
+            display_name: string;
+            /** OWNER, MANAGER or SUPERVISOR; null when none. */
+            role: 'OWNER' | 'MANAGER' | 'SUPERVISOR' | null;
+          } | null;
+        }[];
+      }[];
+      /** The page returned. */
+      page: number;
+      /** The page size asked for. */
+      limit: number;
+      /** Whether a further page has at least one item. */
+      has_next: boolean;
+    };
+  };
+  reviews: {
+    list: {
+      items: {
+        /** Review identifier, used in the single-review path. */
+        review_id: string;
+        /** Platform-side shop id; matches the shop field. */
+        platform_shop_id: string;
+        shop_name: string;
+        /** Platform. */
+        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+        /** Review written time (KST). */
+        date: string;
+        /** Review text; empty string for a star-only review. */
+        content: string;
+        /** 1 to 5 in steps of 0.5; null without a star rating. */
+        rating: number | null;
+        /** Ordered menus; null when none. */
+        menus: string[] | null;
+        /** An owner-direct reply counts as REPLIED; scheduled or failed replies as NOT_REPLIED. */
+        reply_status: 'REPLIED' | 'NOT_REPLIED';
+        /** Reply text; null when not replied. */
+        reply_content: string | null;
+        /** Reply time (KST); null when not replied. */
+        reply_date: string | null;
+        /** Dissatisfied review: the rating rounded down is in the brand's dissatisfaction range, or the AI judged the text negative. */
+        is_critical: boolean;
+        /** A reply was posted or a negative-review alert was sent. */
+        is_handled: boolean;
+      }[];
+      /** The page returned. */
+      page: number;
+      /** The page size asked for. */
+      limit: number;
+      /** Whether a further page has at least one item. */
+      has_next: boolean;
+    };
+    get: {
+      /** Review identifier, used in the single-review path. */
+      review_id: string;
+      /** Platform-side shop id; matches the shop field. */
+      platform_shop_id: string;
+      shop_name: string;
+      /** Platform. */
+      platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+      /** Review written time (KST). */
+      date: string;
+      /** Review text; empty string for a star-only review. */
+      content: string;
+      /** 1 to 5 in steps of 0.5; null without a star rating. */
+      rating: number | null;
+      /** Ordered menus; null when none. */
+      menus: string[] | null;
+      /** An owner-direct reply counts as REPLIED; scheduled or failed replies as NOT_REPLIED. */
+      reply_status: 'REPLIED' | 'NOT_REPLIED';
+      /** Reply text; null when not replied. */
+      reply_content: string | null;
+      /** Reply time (KST); null when not replied. */
+      reply_date: string | null;
+      /** Dissatisfied review: the rating rounded down is in the brand's dissatisfaction range, or the AI judged the text negative. */
+      is_critical: boolean;
+      /** A reply was posted or a negative-review alert was sent. */
+      is_handled: boolean;
+    };
+  };
+  reviewStats: {
+    list: {
+      items: {
+        /** Aggregation unit. */
+        group_by: 'date' | 'platform' | 'shop';
+        /** Aggregation day (KST); only for group_by=date. */
+        date: string | null;
+        /** Platform-side shop id; only for group_by=shop. */
+        platform_shop_id: string | null;
+        /** Shop name; only for group_by=shop. */
+        shop_name: string | null;
+        /** Platform; for group_by=shop and platform. */
+        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI' | null;
+        /** Reviews written in the period (sum of the days). */
+        review_count: number;
+        /** Of those, the ones replied when the aggregate was built. */
+        reply_count: number;
+        /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
+        rating_counts: {
+          one: number;
+          two: number;
+          three: number;
+          four: number;
+          five: number;
+        };
+      }[];
+      /** The page returned. */
+      page: number;
+      /** The page size asked for. */
+      limit: number;
+      /** Whether a further page has at least one item. */
+      has_next: boolean;
+    };
+  };
+  sales: {
+    list: {
+      items: {
+        /** Aggregation unit. */
+        group_by: 'date' | 'platform' | 'user' | 'shop' | 'week';
+        /** Aggregation day (KST); only for group_by=date. */
+        date: string | null;
+        /** Monday of the week (KST); only for group_by=week. Only days inside the range are summed. */
+        week_start: string | null;
+        /** Platform-side shop id; only for group_by=shop. */
+        platform_shop_id: string | null;
+        /** Shop name; only for group_by=shop. */
+        shop_name: string | null;
+        /** Platform; for group_by=shop and platform. */
+        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | null;
+        /** The brand user: for group_by=shop the shop's user, for group_by=user the group's; null for shops without a user and for the other units. */
+        user: {
+          user_code: string;
+          display_name: string;
+        } | null;
+        /** Summed sales of the period, in won. */
+        sales_amount: number;
+      }[];
+      /** The page returned. */
+      page: number;
+      /** The page size asked for. */
+      limit: number;
+      /** Whether a further page has at least one item. */
+      has_next: boolean;
+    };
+  };
+}
+
+/** The path of every procedure on the tRPC transport (`/partner/v1/trpc/<path>`), in the router's order. */
+export const PROCEDURES = [
+  'brands.list',
+  'users.list',
+  'users.get',
+  'shops.list',
+  'reviews.list',
+  'reviews.get',
+  'reviewStats.list',
+  'sales.list',
+] as const;
+
+/** Every read of the API, grouped as the router groups them. */
+export interface PartnerClient {
+  brands: {
+    /** List brands: `GET /partner/v1/brands`. Resolves to the envelope's `data`. */
+    list(input?: PartnerApiInputs['brands']['list']): Promise<PartnerApiOutputs['brands']['list']>;
+  };
+  users: {
+    /** List users of a brand: `GET /partner/v1/brands/{brand_code}/users`. Resolves to the envelope's `data`. */
+    list(input: PartnerApiInputs['users']['list']): Promise<PartnerApiOutputs['users']['list']>;
+    /** Get one user: `GET /partner/v1/brands/{brand_code}/users/{user_code}`. Resolves to the envelope's `data`. */
+    get(input: PartnerApiInputs['users']['get']): Promise<PartnerApiOutputs['users']['get']>;
+  };
+  shops: {
+    /** List shops of a brand: `GET /partner/v1/brands/{brand_code}/shops`. Resolves to the envelope's `data`. */
+    list(input: PartnerApiInputs['shops']['list']): Promise<PartnerApiOutputs['shops']['list']>;
+  };
+  reviews: {
+    /** List reviews of a brand: `GET /partner/v1/brands/{brand_code}/reviews`. Resolves to the envelope's `data`. */
+    list(input: PartnerApiInputs['reviews']['list']): Promise<PartnerApiOutputs['reviews']['list']>;
+    /** Get one review: `GET /partner/v1/brands/{brand_code}/reviews/{review_id}`. Resolves to the envelope's `data`. */
+    get(input: PartnerApiInputs['reviews']['get']): Promise<PartnerApiOutputs['reviews']['get']>;
+  };
+  reviewStats: {
+    /** Review statistics of a brand: `GET /partner/v1/brands/{brand_code}/review-stats`. Resolves to the envelope's `data`. */
+    list(input: PartnerApiInputs['reviewStats']['list']): Promise<PartnerApiOutputs['reviewStats']['list']>;
+  };
+  sales: {
+    /** Sales of a brand: `GET /partner/v1/brands/{brand_code}/sales`. Resolves to the envelope's `data`. */
+    list(input: PartnerApiInputs['sales']['list']): Promise<PartnerApiOutputs['sales']['list']>;
+  };
+}

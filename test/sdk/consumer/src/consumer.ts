@@ -1,0 +1,103 @@
+// A partner's code against the installed package only: no server sources, no zod, no Node or DOM types
+// (tsconfig: lib ES2022, types [], skipLibCheck false). test/sdk/consumer.test.ts compiles it and calls
+// these functions against a live server.
+import {
+  createPartnerClient,
+  PartnerApiError,
+  type PartnerApiOutputs,
+  type PartnerClient,
+  type PartnerClientOptions,
+  type PartnerErrorCode,
+  paginate,
+} from '@partner-reporting/sdk';
+
+type Review = PartnerApiOutputs['reviews']['list']['items'][number];
+
+/** A filter: the brand's reviews of 4 stars and more. */
+export async function reviewsRatedAtLeast(options: PartnerClientOptions, brand_code: string, rating_min: number) {
+  const client = createPartnerClient(options);
+  const page = await client.reviews.list({ brand_code, rating_min, limit: 100 });
+  return page.items.map((review) => ({ review_id: review.review_id, rating: review.rating }));
+}
+
+/** An error: what a failed call rejects with. */
+export async function failureOf(options: PartnerClientOptions, brand_code: string) {
+  const client = createPartnerClient(options);
+  try {
+    await client.shops.list({ brand_code });
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof PartnerApiError)) throw error;
+    const code: PartnerErrorCode | 'PARTNER_SDK_NETWORK_ERROR' | 'PARTNER_SDK_INVALID_RESPONSE' = error.code;
+    return { code, status: error.status, requestId: error.requestId, retryAfter: error.retryAfter };
+  }
+}
+
+/** Any list call, answered or failed, for the rate-limit scenario. */
+export async function brandCodes(options: PartnerClientOptions) {
+  const { items } = await createPartnerClient(options).brands.list();
+  return items.map((brand) => brand.brand_code);
+}
+
+/** Every review of a brand, `limit` a page, through the async iterator. */
+export async function everyReview(options: PartnerClientOptions, brand_code: string, limit: number) {
+  const reviews: Review[] = [];
+  for await (const review of paginate(createPartnerClient(options).reviews.list, { brand_code, limit })) {
+    reviews.push(review);
+  }
+  return reviews.map((review) => review.review_id);
+}
+
+/** Every shop of a brand, `limit` a page (a list without cursors). */
+export async function everyShop(options: PartnerClientOptions, brand_code: string, limit: number) {
+  const ids: string[] = [];
+  for await (const shop of paginate(createPartnerClient(options).shops.list, { brand_code, limit })) {
+    ids.push(`${shop.platform}:${shop.platform_shop_id}`);
+  }
+  return ids;
+}
+
+/**
+ * Mistakes that must not compile. Never called: each `@ts-expect-error` fails the build when the line
+ * under it compiles, so the types cannot quietly widen (to `any`, or to strings for every filter).
+ */
+export async function mistakes(client: PartnerClient) {
+  // @ts-expect-error a filter the API does not have
+  await client.reviews.list({ brand_code: 'chicken-house', rating_minimum: 4 });
+  // @ts-expect-error rating_min is a number
+  await client.reviews.list({ brand_code: 'chicken-house', rating_min: '4' });
+  // @ts-expect-error replied is a boolean
+  await client.reviews.list({ brand_code: 'chicken-house', replied: 'yes' });
+  // @ts-expect-error platform is one of the platforms
+  await client.reviews.list({ brand_code: 'chicken-house', platform: 'UBER_EATS' });
+  // @ts-expect-error sales cover BAEMIN, CPEATS and YOGIYO only
+  await client.sales.list({ brand_code: 'chicken-house', platform: 'NAVER' });
+  // @ts-expect-error brand_code is required
+  await client.shops.list({ limit: 10 });
+  // @ts-expect-error review_id is required
+  await client.reviews.get({ brand_code: 'chicken-house' });
+  // @ts-expect-error there is no such call
+  await client.reviews.delete({ brand_code: 'chicken-house', review_id: 'R1' });
+
+  const review = await client.reviews.get({ brand_code: 'chicken-house', review_id: 'R000000001' });
+  // @ts-expect-error rating may be null (a review without stars)
+  const stars: number = review.rating;
+  // @ts-expect-error the answer is `data`, not the envelope
+  const status: string = (await client.brands.list()).status;
+
+  for await (const item of paginate(client.reviews.list, { brand_code: 'chicken-house' })) {
+    const id: string = item.review_id;
+    // @ts-expect-error items are reviews
+    const name: string = item.display_name;
+    void [id, name];
+  }
+  // @ts-expect-error paginate checks the filters too
+  paginate(client.reviews.list, { brand_code: 'chicken-house', handled: 1 });
+  // @ts-expect-error paginate needs a list
+  paginate(client.users.get, { brand_code: 'chicken-house', user_code: 'u-ch-001' });
+
+  const error = new PartnerApiError('x', { code: 'PARTNER_API_RATE_LIMITED', status: 429 });
+  // @ts-expect-error codes are the API's catalogue
+  if (error.code === 'PARTNER_API_TOO_MANY') return;
+  void [stars, status];
+}
