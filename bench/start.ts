@@ -76,7 +76,11 @@ async function main() {
     if (!Number.isFinite(firstAnswerMs)) throw new Error('no answer within 60 s');
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const idle = groupRss(child.pid ?? 0);
-    const server = idle.find((p) => p.command.includes('server/main.ts') && !p.command.includes('tsx/dist/cli'));
+    // The server is the biggest process of the group (npm, sh and tsx's launcher are small beside it).
+    const server = idle.reduce<(typeof idle)[number] | undefined>(
+      (big, p) => (big && big.rssMb >= p.rssMb ? big : p),
+      undefined,
+    );
     const version = await new Promise<string>((resolve) => {
       const v = spawn(args['server-node'] ?? 'node', ['--version']);
       let out = '';
@@ -96,7 +100,7 @@ async function main() {
       },
       {
         measure: 'RSS idle, all processes of npm start',
-        value: `${whole(idle.reduce((sum, p) => sum + p.rssMb, 0))} MB (${idle.length} processes)`,
+        value: `${whole(idle.reduce((sum, p) => sum + p.rssMb, 0))} MB (${idle.map((p) => `${p.command.split(' ')[0]?.split('/').pop()} ${whole(p.rssMb)}`).join(', ')})`,
         target: '',
       },
       {
