@@ -1,6 +1,7 @@
 // Benchmark data (D-3 "--reviews N"): one extra brand `bench-brand` under Demo Foods, so the active demo key
 // reads it, with ~100 shops on every platform, a year of sales and N reviews over the last 365 days. Rows are
-// generated and inserted chunk by chunk, so memory stays flat whatever N is.
+// generated chunk by chunk and streamed (COPY on PostgreSQL, db/seed/bulk.ts), so memory stays flat whatever
+// N is; statistics are refreshed afterwards.
 import { eq } from 'drizzle-orm';
 import type { Db } from '../client';
 import { addDays, kstDayStart, kstToday } from '../kst';
@@ -20,12 +21,12 @@ import {
   type shopStatusEnum,
   shops,
 } from '../schema';
+import { inBulkTransaction, refreshStatistics } from './bulk';
 import {
   addMs,
   DAY_MS,
   floorToSecond,
   generateReviewBody,
-  insertChunked,
   type NewReview,
   notAfter,
   type Platform,
@@ -168,7 +169,7 @@ export async function seedLarge(
   const today = kstToday(now);
   const rand = createRandom(options.seed ?? DEFAULT_SEED).derive(hashString(BENCH_BRAND_CODE));
 
-  return db.transaction(async (tx) => {
+  const result = await inBulkTransaction(db, async (tx, write) => {
     const [partner] = await tx.select({ id: partners.id }).from(partners).where(eq(partners.name, OWNER_PARTNER));
     if (!partner) throw new Error(`seedLarge: partner "${OWNER_PARTNER}" not found; run the demo seed first`);
     const [existing] = await tx.select({ id: brands.id }).from(brands).where(eq(brands.brandCode, BENCH_BRAND_CODE));
@@ -344,56 +345,60 @@ export async function seedLarge(
     );
     const spanMs = now.getTime() - historyStart.getTime();
     const criticalRange = [1, 2] as const;
-    for (let start = 0; start < total; start += CHUNK_ROWS) {
-      const chunkRand = rand.derive(hashString('reviews'), start / CHUNK_ROWS);
-      const end = Math.min(total, start + CHUNK_ROWS);
-      const rows: NewReview[] = [];
-      for (let i = start; i < end; i++) {
-        const writtenAt = floorToSecond(new Date(historyStart.getTime() + ((i + chunkRand.next()) / total) * spanMs));
-        const shop = (writtenAt < stoppedAt ? everyShop : activeShops).pick(chunkRand);
-        rows.push({
-          reviewCode: benchReviewCode(i + 1),
-          brandId,
-          shopId: shop.id,
-          writtenAt,
-          ...generateReviewBody(chunkRand, {
+    function* reviewChunks() {
+      for (let start = 0; start < total; start += CHUNK_ROWS) {
+        const chunkRand = rand.derive(hashString('reviews'), start / CHUNK_ROWS);
+        const end = Math.min(total, start + CHUNK_ROWS);
+        const rows: NewReview[] = [];
+        for (let i = start; i < end; i++) {
+          const writtenAt = floorToSecond(new Date(historyStart.getTime() + ((i + chunkRand.next()) / total) * spanMs));
+          const shop = (writtenAt < stoppedAt ? everyShop : activeShops).pick(chunkRand);
+          rows.push({
+            reviewCode: benchReviewCode(i + 1),
+            brandId,
+            shopId: shop.id,
             writtenAt,
-            now,
-            vocabulary: VOCABULARY,
-            criticalRange,
-            alertable: shop.alertable,
-          }),
-        });
-      }
-      await tx.insert(reviews).values(rows);
-      options.onProgress?.(end, total);
-    }
-
-    // A year of daily sales snapshots for the shops on sales platforms, chunk by chunk.
-    const salesPlatforms: readonly Platform[] = SALES_PLATFORMS;
-    let snapshots: (typeof salesSnapshots.$inferInsert)[] = [];
-    for (const [index, value] of shopValues.entries()) {
-      const shop = benchShops[index];
-      if (!shop || !salesPlatforms.includes(value.platform)) continue;
-      const salesRand = rand.derive(hashString('sales'), index);
-      const base = salesRand.int(200, 1500) * 1000;
-      const lastDaysAgo = shop.status === 'ACTIVE' ? 0 : STOPPED_DAYS_AGO + 1;
-      for (let daysAgo = HISTORY_DAYS; daysAgo >= lastDaysAgo; daysAgo--) {
-        const day = addDays(today, -daysAgo);
-        snapshots.push({
-          shopId: shop.id,
-          day,
-          amount: salesAmount(salesRand.derive(daysAgo), base, day),
-          createdAt: notAfter(addMs(kstDayStart(day), 23.5 * 3_600_000), now),
-        });
-        if (snapshots.length === CHUNK_ROWS) {
-          await insertChunked(tx, salesSnapshots, snapshots, CHUNK_ROWS);
-          snapshots = [];
+            ...generateReviewBody(chunkRand, {
+              writtenAt,
+              now,
+              vocabulary: VOCABULARY,
+              criticalRange,
+              alertable: shop.alertable,
+            }),
+          });
         }
+        yield rows;
+        options.onProgress?.(end, total);
       }
     }
-    await insertChunked(tx, salesSnapshots, snapshots, CHUNK_ROWS);
+    await write(reviews, reviewChunks());
+
+    // A year of daily sales snapshots for the shops on sales platforms, one chunk per shop.
+    const salesPlatforms: readonly Platform[] = SALES_PLATFORMS;
+    function* salesChunks() {
+      for (const [index, value] of shopValues.entries()) {
+        const shop = benchShops[index];
+        if (!shop || !salesPlatforms.includes(value.platform)) continue;
+        const salesRand = rand.derive(hashString('sales'), index);
+        const base = salesRand.int(200, 1500) * 1000;
+        const lastDaysAgo = shop.status === 'ACTIVE' ? 0 : STOPPED_DAYS_AGO + 1;
+        const snapshots: (typeof salesSnapshots.$inferInsert)[] = [];
+        for (let daysAgo = HISTORY_DAYS; daysAgo >= lastDaysAgo; daysAgo--) {
+          const day = addDays(today, -daysAgo);
+          snapshots.push({
+            shopId: shop.id,
+            day,
+            amount: salesAmount(salesRand.derive(daysAgo), base, day),
+            createdAt: notAfter(addMs(kstDayStart(day), 23.5 * 3_600_000), now),
+          });
+        }
+        yield snapshots;
+      }
+    }
+    await write(salesSnapshots, salesChunks());
 
     return { brandCode: BENCH_BRAND_CODE, shops: shopRows.length, reviews: total };
   });
+  await refreshStatistics(db, [reviews, salesSnapshots, shops, brands, brandUsers, platformAccounts]);
+  return result;
 }

@@ -1,0 +1,511 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { desc, eq, sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import { buildDailyAggregate } from '../db/aggregate';
+import { type Db, openDatabase } from '../db/client';
+import { addDays, kstToday } from '../db/kst';
+import { findBrandInScope } from '../db/queries/brands';
+import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
+import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/schema';
+import { refreshStatistics } from '../db/seed/bulk';
+import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
+import { inlineParams, markdownTable, type Row, whole } from './lib';
+
+// npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
+// Issue 8: the real server (`npm start` as a child, DATABASE_URL, in-process limiter, default log level)
+// under autocannon (16 connections, loopback): warm-up, max throughput, latency at a fixed rate; beside it
+// the physical limits in the same run: pgbench on the exact SQL of each review list, and a bare node:http
+// server answering GET /brands' bytes. One table, also saved as JSON in bench/results/.
+
+const { values: args } = parseArgs({
+  options: {
+    reviews: { type: 'string', default: '1000000' },
+    reuse: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    duration: { type: 'string', default: '8' },
+    only: { type: 'string' },
+    redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
+    /** Run the server on this node binary instead of `npm start`'s (the before/after of a runtime). */
+    'server-node': { type: 'string' },
+  },
+});
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const CONNECTIONS = 16;
+const DURATION = Number(args.duration);
+const WARMUP = 2;
+const PGBENCH = ['/usr/lib/postgresql/15/bin/pgbench', '/usr/bin/pgbench'];
+const BASE = '/partner/v1/brands';
+
+type Target = { p99At?: number; apiShareOfPgbench?: number; minReqPerSec?: number };
+type Scenario = {
+  name: string;
+  path: string;
+  /** The fixed rate (req/s) of the latency run. */
+  rate: number;
+  target: Target;
+  /** A review list: pgbench runs its exact SQL. */
+  list?: { filters: ReviewFilters; page: number; limit: number };
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Child processes and scratch databases are cleaned up on every exit path, Ctrl-C included.
+
+const children = new Set<ChildProcess>();
+const cleanups: (() => Promise<void>)[] = [];
+async function cleanUp() {
+  for (const child of children) killGroup(child);
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+}
+function killGroup(child: ChildProcess) {
+  // Each child leads its own process group (detached), so `npm start`'s node goes with it.
+  if (child.pid && child.exitCode === null) {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {}
+  }
+  children.delete(child);
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`\n${signal}: stopping children, dropping scratch databases\n`);
+    cleanUp().finally(() => process.exit(130));
+  });
+}
+
+function start(command: string, argv: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+  const child = spawn(command, argv, {
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.add(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-2000);
+  });
+  child.on('exit', (code) => {
+    if (children.has(child) && code) process.stderr.write(`${command} exited ${code}: ${stderr}\n`);
+  });
+  return child;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function waitReady(base: string, child: ChildProcess, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error('server exited before answering');
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no answer from ${base} within ${timeoutMs} ms`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Load
+
+type Load = { reqPerSec: number; p50: number; p99: number; answered: number; non2xx: number; errors: number };
+
+async function cannon(url: string, options: { duration: number; overallRate?: number }): Promise<Load> {
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: options.duration,
+    overallRate: options.overallRate,
+    headers: { 'x-partner-api-key': DEMO_KEYS.active },
+    timeout: 10,
+  });
+  // A run in which no call came back has no latency: infinite, never a pass.
+  const answered = result.requests.total;
+  return {
+    reqPerSec: result.requests.average,
+    p50: answered ? result.latency.p50 : Number.POSITIVE_INFINITY,
+    p99: answered ? result.latency.p99 : Number.POSITIVE_INFINITY,
+    answered,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+async function measure(url: string, rate: number) {
+  await cannon(url, { duration: WARMUP });
+  const max = await cannon(url, { duration: DURATION });
+  const fixed = await cannon(url, { duration: DURATION, overallRate: rate });
+  return { max, fixed };
+}
+
+function pgbenchPath(): string {
+  return PGBENCH.find((candidate) => existsSync(candidate)) ?? 'pgbench';
+}
+
+async function pgbench(databaseUrl: string, script: string, dir: string, name: string): Promise<number> {
+  const file = path.join(dir, `${name.replace(/\W+/g, '_')}.sql`);
+  await writeFile(file, `${script};\n`);
+  const url = new URL(databaseUrl);
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(
+      pgbenchPath(),
+      ['-n', '-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(DURATION), '-f', file],
+      {
+        env: {
+          ...process.env,
+          PGHOST: url.hostname,
+          PGPORT: url.port || '5432',
+          PGUSER: decodeURIComponent(url.username) || 'postgres',
+          PGPASSWORD: decodeURIComponent(url.password),
+          PGDATABASE: url.pathname.slice(1),
+        },
+        detached: true,
+      },
+    );
+    children.add(child);
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      children.delete(child);
+      code === 0 ? resolve(text) : reject(new Error(`pgbench exited ${code}: ${text.slice(-500)}`));
+    });
+  });
+  const tps = /tps = ([\d.]+)/.exec(out)?.[1];
+  if (!tps) throw new Error(`pgbench printed no tps: ${out.slice(-500)}`);
+  return Number(tps);
+}
+
+/**
+ * The exact SQL the API runs for a list page, parameters inlined. The one place that knows the query
+ * builder's signature (db/queries/reviews): adapt here if it changes. The API fetches limit + 1 rows
+ * (has_next, db/queries/pagination.ts).
+ */
+function listSql(db: Db, scope: NonNullable<Awaited<ReturnType<typeof findBrandInScope>>>, list: Scenario['list']) {
+  if (!list) throw new Error('not a list scenario');
+  const query = reviewListQuery(db, scope, list.filters, {
+    limit: list.limit + 1,
+    offset: (list.page - 1) * list.limit,
+  }).toSQL();
+  return inlineParams(query.sql, query.params);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+function scenarios(today: string, reviewCode: string): Scenario[] {
+  const brand = `${BASE}/${BENCH_BRAND_CODE}`;
+  const last30 = { from: addDays(today, -29), to: today };
+  const last366 = `from=${addDays(today, -366)}&to=${addDays(today, -1)}`;
+  const listTarget: Target = { apiShareOfPgbench: 0.5, p99At: 40 };
+  const keywordTarget: Target = { p99At: 100 };
+  const statsTarget: Target = { p99At: 30 };
+  const list = (
+    name: string,
+    filters: ReviewFilters,
+    options: { page?: number; limit?: number; rate?: number; target?: Target } = {},
+  ): Scenario => {
+    const page = options.page ?? 1;
+    const limit = options.limit ?? 20;
+    const query = new URLSearchParams(
+      Object.entries({ ...filters, ...(page !== 1 && { page }), ...(limit !== 20 && { limit }) }).map(
+        ([k, v]): [string, string] => [k, String(v)],
+      ),
+    ).toString();
+    return {
+      name,
+      path: `${brand}/reviews${query ? `?${query}` : ''}`,
+      rate: options.rate ?? 300,
+      target: options.target ?? listTarget,
+      list: { filters, page, limit },
+    };
+  };
+  return [
+    { name: 'GET /brands', path: BASE, rate: 300, target: { minReqPerSec: 4000 } },
+    list('reviews, newest page', {}),
+    list('reviews, 30 days + platform', { ...last30, platform: 'BAEMIN' }),
+    list('keyword 맛있어 (3 chars, common)', { keyword: '맛있어' }, { rate: 100, target: keywordTarget }),
+    list('keyword absent, 3+ chars', { keyword: '존재하지않는말' }, { rate: 100, target: keywordTarget }),
+    list('keyword 짜요 (2 chars)', { keyword: '짜요' }, { rate: 100, target: keywordTarget }),
+    list('keyword 짜요 (2 chars) + 30 days', { keyword: '짜요', ...last30 }, { rate: 100, target: keywordTarget }),
+    list('keyword 맛 (1 char)', { keyword: '맛' }, { rate: 100, target: keywordTarget }),
+    list('page 1, limit 100', {}, { limit: 100 }),
+    list('page 1000, limit 100', {}, { page: 1000, limit: 100 }),
+    { name: 'single review', path: `${brand}/reviews/${reviewCode}`, rate: 300, target: { p99At: 40 } },
+    {
+      name: 'review-stats by shop, 366 days',
+      path: `${brand}/review-stats?group_by=shop&${last366}`,
+      rate: 100,
+      target: statsTarget,
+    },
+    {
+      name: 'review-stats by date, 366 days',
+      path: `${brand}/review-stats?group_by=date&${last366}`,
+      rate: 100,
+      target: statsTarget,
+    },
+    {
+      name: 'sales by shop, 366 days',
+      path: `${brand}/sales?group_by=shop&${last366}`,
+      rate: 100,
+      target: statsTarget,
+    },
+    {
+      name: 'sales by week, 366 days',
+      path: `${brand}/sales?group_by=week&${last366}`,
+      rate: 100,
+      target: statsTarget,
+    },
+  ];
+}
+
+async function main() {
+  const startedAt = Date.now();
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  cleanups.push(() => admin.end());
+  const dbName = args.reuse ?? `partner_bench_${process.pid}`;
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const databaseUrl = dbUrl.toString();
+
+  if (!args.reuse) {
+    await admin.unsafe(`CREATE DATABASE ${dbName}`);
+    if (!args.keep) cleanups.push(() => admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).then(() => {}));
+  }
+  const database = await openDatabase({ url: databaseUrl, maxConnections: 2 });
+  cleanups.push(() => database.close());
+  const now = new Date();
+  if (!args.reuse) {
+    await database.migrate();
+    await seedDemo(database.db, { now });
+    const seeding = Date.now();
+    await seedLarge(database.db, {
+      reviews: Number(args.reviews),
+      now,
+      onProgress: (done, total) => process.stdout.write(`\rseeding ${done}/${total} reviews`),
+    });
+    process.stdout.write(`\nseeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s\n`);
+  }
+  const building = Date.now();
+  const aggregate = await buildDailyAggregate(database.db, { now });
+  // The aggregate rebuilds its tables; the bench must not measure a planner blind to them.
+  await refreshStatistics(database.db, [reviewStatsDaily, salesDaily]);
+  process.stdout.write(
+    `daily aggregate: ${aggregate.reviewRows} + ${aggregate.salesRows} rows in ${((Date.now() - building) / 1000).toFixed(1)} s\n`,
+  );
+
+  const [partner] = await database.db
+    .select({ id: partners.id })
+    .from(brands)
+    .innerJoin(partners, eq(partners.id, brands.partnerId))
+    .where(eq(brands.brandCode, BENCH_BRAND_CODE));
+  const scope =
+    partner && (await findBrandInScope(database.db, { partnerId: partner.id, brandCode: BENCH_BRAND_CODE }));
+  if (!scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
+  const [newest] = await database.db
+    .select({ code: reviews.reviewCode })
+    .from(reviews)
+    .where(eq(reviews.brandId, scope.id))
+    .orderBy(desc(reviews.writtenAt))
+    .limit(1);
+  const [{ count } = { count: 0 }] = await database.rows<{ count: number }>(
+    sql`SELECT count(*)::int AS count FROM reviews WHERE brand_id = ${scope.id}`,
+  );
+  const all = scenarios(kstToday(now), newest?.code ?? 'B0000000001').filter(
+    (scenario) => !args.only || scenario.name.includes(args.only),
+  );
+
+  // The real server, as `npm start` runs it; RATE_LIMIT_PER_MINUTE high so the limiter decides but never refuses.
+  const serve = async (env: NodeJS.ProcessEnv) => {
+    const port = await freePort();
+    const [command, ...argv] = args['server-node']
+      ? [args['server-node'], path.resolve('node_modules/tsx/dist/cli.mjs'), 'server/main.ts']
+      : ['npm', 'run', '-s', 'start'];
+    const child = start(command ?? 'npm', argv, {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      LOG_LEVEL: '',
+      REDIS_URL: '',
+      ...env,
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitReady(base, child);
+    return { base, stop: () => killGroup(child) };
+  };
+
+  const results: (Row & { pass?: string })[] = [];
+  const json: Record<string, unknown>[] = [];
+  const server = await serve({});
+  let brandsBody = '';
+  const api: Record<string, { max: Load; fixed: Load }> = {};
+  for (const scenario of all) {
+    process.stdout.write(`${scenario.name} …\n`);
+    const check = await fetch(`${server.base}${scenario.path}`, { headers: { 'x-partner-api-key': DEMO_KEYS.active } });
+    const body = await check.text();
+    if (!check.ok) throw new Error(`${scenario.path}: ${check.status} ${body.slice(0, 300)}`);
+    if (scenario.name === 'GET /brands') brandsBody = body;
+    api[scenario.name] = await measure(`${server.base}${scenario.path}`, scenario.rate);
+  }
+  // GET /brands with the shared Redis limiter (D-14): its cost against the in-process limiter, measured
+  // back to back (plain, Redis, plain, Redis; the best of each) so the shared machine's drift cancels out.
+  let redisBrands: { max: Load; fixed: Load } | undefined;
+  let plainBrands: { max: Load; fixed: Load } | undefined;
+  if (args.redis && all.some((s) => s.name === 'GET /brands')) {
+    const withRedis = await serve({ REDIS_URL: args.redis });
+    process.stdout.write('GET /brands, in-process against REDIS_URL …\n');
+    const best = (a: { max: Load; fixed: Load } | undefined, b: { max: Load; fixed: Load }) =>
+      a && a.max.reqPerSec >= b.max.reqPerSec ? a : b;
+    for (let round = 0; round < 2; round++) {
+      plainBrands = best(plainBrands, await measure(`${server.base}${BASE}`, 300));
+      redisBrands = best(redisBrands, await measure(`${withRedis.base}${BASE}`, 300));
+    }
+    withRedis.stop();
+  }
+  server.stop();
+
+  // The transport ceiling: a bare node:http server answering GET /brands' bytes.
+  let bare: Load | undefined;
+  if (brandsBody) {
+    const port = await freePort();
+    const child = start(
+      process.execPath,
+      [
+        '-e',
+        `const body = Buffer.from(process.env.BODY);
+       require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }); res.end(body); }).listen(${port}, '127.0.0.1');`,
+      ],
+      { BODY: brandsBody },
+    );
+    await waitReady(`http://127.0.0.1:${port}`, child);
+    process.stdout.write('bare node:http …\n');
+    bare = (await measure(`http://127.0.0.1:${port}${BASE}`, 300)).max;
+    killGroup(child);
+  }
+
+  // pgbench on the exact SQL of each review list.
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-http-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const tps: Record<string, number> = {};
+  for (const scenario of all) {
+    if (!scenario.list) continue;
+    process.stdout.write(`pgbench: ${scenario.name} …\n`);
+    tps[scenario.name] = await pgbench(databaseUrl, listSql(database.db, scope, scenario.list), dir, scenario.name);
+  }
+
+  const page1 = api['page 1, limit 100'];
+  for (const scenario of all) {
+    const measured = api[scenario.name];
+    if (!measured) continue;
+    const { max, fixed } = measured;
+    const limit = tps[scenario.name] ?? (scenario.name === 'GET /brands' ? bare?.reqPerSec : undefined);
+    const ratio = limit ? max.reqPerSec / limit : undefined;
+    const failures: string[] = [];
+    const t = scenario.target;
+    if (t.p99At !== undefined && fixed.p99 > t.p99At) failures.push(`p99>${t.p99At}`);
+    if (t.minReqPerSec !== undefined && max.reqPerSec < t.minReqPerSec) failures.push(`<${t.minReqPerSec}/s`);
+    if (t.apiShareOfPgbench !== undefined && ratio !== undefined && ratio < t.apiShareOfPgbench)
+      failures.push(`<${t.apiShareOfPgbench * 100}% pgbench`);
+    if (scenario.name === 'page 1000, limit 100' && page1 && fixed.p50 > 2 * page1.fixed.p50)
+      failures.push('p50>2×page 1');
+    if (!max.answered || !fixed.answered) failures.push('no answer');
+    if (max.non2xx || max.errors || fixed.non2xx || fixed.errors) failures.push('errors');
+    const targetText = [
+      t.minReqPerSec && `≥${whole(t.minReqPerSec)}/s`,
+      t.apiShareOfPgbench && `≥${t.apiShareOfPgbench * 100}% pgbench`,
+      t.p99At && `p99≤${t.p99At}@${scenario.rate}`,
+      scenario.name === 'page 1000, limit 100' && 'p50≤2×page 1',
+    ]
+      .filter(Boolean)
+      .join(', ');
+    results.push({
+      scenario: scenario.name,
+      'max req/s': whole(max.reqPerSec),
+      'p50 / p99 ms at rate': fixed.answered
+        ? `${fixed.p50} / ${fixed.p99} @${scenario.rate}`
+        : `no answer in ${DURATION} s @${scenario.rate}`,
+      target: targetText,
+      'limit (pgbench tps / bare http)': limit === undefined ? '' : whole(limit),
+      'API / limit': ratio === undefined ? '' : `${(ratio * 100).toFixed(0)} %`,
+      pass: failures.length ? `FAIL (${failures.join(', ')})` : 'pass',
+    });
+    json.push({ ...scenario, max, fixed, limit, ratio, failures });
+  }
+  if (redisBrands) {
+    const plain = plainBrands;
+    const cost = plain ? 1 - redisBrands.max.reqPerSec / plain.max.reqPerSec : undefined;
+    results.push({
+      scenario: 'GET /brands, REDIS_URL',
+      'max req/s': whole(redisBrands.max.reqPerSec),
+      'p50 / p99 ms at rate': `${redisBrands.fixed.p50} / ${redisBrands.fixed.p99} @300`,
+      target: `Redis costs ≤15 % (in-process, back to back: ${whole(plainBrands?.max.reqPerSec ?? Number.NaN)})`,
+      'limit (pgbench tps / bare http)': '',
+      'API / limit': cost === undefined ? '' : `costs ${(cost * 100).toFixed(0)} %`,
+      pass: cost !== undefined && cost <= 0.15 ? 'pass' : 'FAIL',
+    });
+    json.push({ name: 'GET /brands, REDIS_URL', ...redisBrands, cost });
+  }
+  if (bare) {
+    results.push({
+      scenario: 'bare node:http, /brands bytes',
+      'max req/s': whole(bare.reqPerSec),
+      'p50 / p99 ms at rate': '',
+      target: '(transport ceiling)',
+      'limit (pgbench tps / bare http)': '',
+      'API / limit': '',
+      pass: '',
+    });
+    json.push({ name: 'bare node:http', max: bare });
+  }
+
+  const machine = {
+    nproc: os.cpus().length,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    // The server's node: --server-node's, else npm start's, which is this process's (same npm, same PATH).
+    node: args['server-node'] ? execFileSync(args['server-node'], ['--version']).toString().trim() : process.version,
+    postgres: (await database.rows<{ v: string }>(sql`SELECT current_setting('server_version') AS v`))[0]?.v,
+    loadAverage: os
+      .loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' '),
+    reviews: count,
+    database: dbName,
+  };
+  const table = markdownTable(results);
+  process.stdout.write(
+    `\n${BENCH_BRAND_CODE}, ${whole(count)} reviews; ${machine.nproc} cores, server on Node ${machine.node}, PostgreSQL ${machine.postgres}; ` +
+      `autocannon ${CONNECTIONS} connections, ${DURATION} s per run; load average at the end ${machine.loadAverage}\n\n${table}\n`,
+  );
+  const resultsDir = path.resolve(import.meta.dirname, 'results');
+  await mkdir(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  await writeFile(file, `${JSON.stringify({ machine, results: json, table }, null, 2)}\n`);
+  process.stdout.write(
+    `\nsaved ${path.relative(process.cwd(), file)}; ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all\n`,
+  );
+  if (!args.reuse && args.keep) process.stdout.write(`kept database ${dbName}: rerun with --reuse ${dbName}\n`);
+}
+
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanUp().then(() => process.exit()));
