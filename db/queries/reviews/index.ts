@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lt, lte, not, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, lt, lte, not, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../client';
 import { addDays, kstDayStart, kstTimestamp } from '../../kst';
 import { reviews, shops } from '../../schema';
@@ -21,6 +21,15 @@ export type ReviewFilters = {
   handled?: boolean | undefined;
   keyword?: string | undefined;
 };
+
+/**
+ * A place in the list's order (D-9): the written time (whole seconds) and review_id of an item. Cursor
+ * pages (D-19) read the items after one.
+ */
+export type ReviewPosition = { writtenAt: Date; reviewCode: string };
+
+/** Which rows of the ordered list to read: LIMIT/OFFSET, optionally after a position (D-19). */
+export type ReviewWindow = { limit: number; offset: number; after?: ReviewPosition | undefined };
 
 /** One review of spec §2, as both the list and the single read return it. */
 function reviewColumns(brand: BrandScope) {
@@ -85,25 +94,37 @@ function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
  * The list query, unexecuted: newest first, ties by review_id descending (D-9). Exposed so the benchmark
  * can EXPLAIN exactly what the API runs.
  */
-export function reviewListQuery(
-  db: Db,
-  brand: BrandScope,
-  filters: ReviewFilters,
-  window: { limit: number; offset: number },
-) {
+export function reviewListQuery(db: Db, brand: BrandScope, filters: ReviewFilters, window: ReviewWindow) {
+  const { after } = window;
+  // Keyset (D-19): strictly older in (written_at, review_code), a row comparison the
+  // (brand_id, written_at, review_code) index reads backwards from the position, at any depth.
+  const afterPosition =
+    after &&
+    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${after.writtenAt.toISOString()}, ${after.reviewCode})`;
   return db
     .select(reviewColumns(brand))
     .from(reviews)
     .innerJoin(shops, eq(shops.id, reviews.shopId))
-    .where(and(...filterConditions(brand, filters)))
+    .where(and(...filterConditions(brand, filters), afterPosition))
     .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
     .limit(window.limit)
     .offset(window.offset);
 }
 
-/** Reviews of all shops of the brand (spec §4.5), a page at a time. */
-export function listReviews(db: Db, brand: BrandScope, filters: ReviewFilters, page: PageRequest) {
-  return paginate(async (window) => (await reviewListQuery(db, brand, filters, window)).map(toReview), page);
+/**
+ * Reviews of all shops of the brand (spec §4.5), a page at a time; with `after`, the page of the items
+ * after that position (D-19: the caller allows it on page 1 only, so the offset is 0).
+ */
+export function listReviews(
+  db: Db,
+  brand: BrandScope,
+  filters: ReviewFilters,
+  { after, ...page }: PageRequest & { after?: ReviewPosition | undefined },
+) {
+  return paginate(
+    async (window) => (await reviewListQuery(db, brand, filters, { ...window, after })).map(toReview),
+    page,
+  );
 }
 
 /** One review of the brand by its public id; undefined when missing or of another brand. */
