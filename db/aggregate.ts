@@ -113,6 +113,11 @@ async function rebuild(tx: Transaction, now: Date): Promise<AggregateResult> {
       .where(and(lt(salesSnapshots.day, today), linkedBeforeToday, inArray(shops.platform, SALES_PLATFORMS))),
   );
 
+  // Fresh planner statistics for what was just rewritten: this machine's PostgreSQL (and PGlite) run no
+  // autovacuum, and stale estimates turn 366-day reports into bad plans (issue 8). ANALYZE may run inside
+  // the transaction; the rows it samples are this transaction's.
+  await tx.execute(sql`ANALYZE ${reviewStatsDaily}, ${salesDaily}`);
+
   const reviewRows = await tx.$count(reviewStatsDaily);
   const salesRows = await tx.$count(salesDaily);
   // started/finished are wall-clock times for operators; what the run covered is throughDay.

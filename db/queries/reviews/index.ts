@@ -93,22 +93,34 @@ function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
 /**
  * The list query, unexecuted: newest first, ties by review_id descending (D-9). Exposed so the benchmark
  * can EXPLAIN exactly what the API runs.
+ *
+ * Keys first: the page's (written_at, review_code) are chosen from the (brand_id, written_at, review_code)
+ * index alone where the filters allow (an index-only scan, read backwards), and only the rows of the page
+ * are then fetched and joined, so a deep OFFSET skips index entries, not heap rows and joins (issue 8).
  */
 export function reviewListQuery(db: Db, brand: BrandScope, filters: ReviewFilters, window: ReviewWindow) {
   const { after } = window;
-  // Keyset (D-19): strictly older in (written_at, review_code), a row comparison the
-  // (brand_id, written_at, review_code) index reads backwards from the position, at any depth.
+  // Keyset (D-19): strictly older in (written_at, review_code), a row comparison the same index reads
+  // backwards from the position, so a page at any depth costs what the first one costs.
   const afterPosition =
     after &&
     sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${after.writtenAt.toISOString()}, ${after.reviewCode})`;
-  return db
-    .select(reviewColumns(brand))
-    .from(reviews)
-    .innerJoin(shops, eq(shops.id, reviews.shopId))
+  const keys = db.select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode }).from(reviews);
+  // The shop is joined for choosing keys only when a filter is on it: an inner join is never removed by
+  // the planner, and reviews_brand_shop_fk guarantees every review has its shop.
+  const needsShop = filters.platform !== undefined || filters.platform_shop_id !== undefined;
+  const page = (needsShop ? keys.innerJoin(shops, eq(shops.id, reviews.shopId)) : keys)
     .where(and(...filterConditions(brand, filters), afterPosition))
     .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
     .limit(window.limit)
-    .offset(window.offset);
+    .offset(window.offset)
+    .as('page');
+  return db
+    .select(reviewColumns(brand))
+    .from(page)
+    .innerJoin(reviews, eq(reviews.reviewCode, page.reviewCode))
+    .innerJoin(shops, eq(shops.id, reviews.shopId))
+    .orderBy(desc(page.writtenAt), desc(page.reviewCode));
 }
 
 /**
