@@ -23,7 +23,7 @@ export const listReviewsMeta = readOperation({
   summary: 'List reviews of a brand',
   description:
     'Reviews of all shops of the brand, newest first, read in real time from collected reviews. ' +
-    'keyword is not indexed for every length and is slower than the other filters: narrow the date range.',
+    'When has_next is true, the Link header (rel="next") gives the next page by cursor.',
   tag: 'Reviews',
   errors: ['PARTNER_API_INVALID_PARAMETER', 'PARTNER_API_BRAND_NOT_FOUND'],
 });
