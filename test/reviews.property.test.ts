@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addDays, kstDay, kstDayStart } from '../db/kst';
 import { DEMO_KEYS } from '../db/seed/demo';
+import { createCaller } from '../routers';
+import { createRequestContext, type Services } from '../server/context';
 import { DRIVER, openTestDatabase } from './support/database';
 import { type BrandFixture, createBrandWithReviews, type ReviewSpec } from './support/factories';
 import { callerFor, testServices } from './support/services';
@@ -56,6 +58,7 @@ const filtersArbitrary = fc.record(
 let generated: ReturnType<typeof sample>;
 let fixture: BrandFixture;
 let api: ReturnType<typeof callerFor>;
+let services: Services;
 const CRITICAL: [number, number] = [1, 2];
 
 beforeAll(async () => {
@@ -83,7 +86,8 @@ beforeAll(async () => {
     reviews: specs,
   });
   // Hundreds of calls in seconds: the limit is not under test here.
-  api = callerFor(testServices(database.db, { RATE_LIMIT_PER_MINUTE: '1000000' }), DEMO_KEYS.active);
+  services = testServices(database.db, { RATE_LIMIT_PER_MINUTE: '1000000' });
+  api = callerFor(services, DEMO_KEYS.active);
 });
 
 /** The spec's rules, stated directly. */
@@ -142,6 +146,22 @@ describe(`review filters against the spec's oracle on ${DRIVER}`, () => {
           if (!data.has_next) break;
         }
         expect(codes).toEqual(oracle(filters));
+        // The same list walked by cursor (D-19), following the Link header's cursor.
+        const byCursor: string[] = [];
+        let cursor: string | undefined;
+        for (let call = 1; call <= 100; call++) {
+          const ctx = createRequestContext(services, { apiKey: DEMO_KEYS.active });
+          const { data } = await createCaller(ctx).reviews.list({
+            brand_code: fixture.brandCode,
+            ...filters,
+            limit,
+            cursor,
+          });
+          byCursor.push(...data.items.map((review) => review.review_id));
+          cursor = /[?&]cursor=([A-Za-z0-9_-]+)>/.exec(ctx.responseHeaders.Link ?? '')?.[1];
+          if (!data.has_next || cursor === undefined) break;
+        }
+        expect(byCursor).toEqual(codes);
       }),
       { numRuns: 120, seed: 7 },
     );

@@ -188,6 +188,13 @@ describe('keyword (spec §4.5, D-8)', () => {
     ['\\', [5]],
     ['치킨\n마라', []], // a match may not span two menu names
     ['없는말', []],
+    // one and two characters: found through the character-pair index (migration 0005), same rules
+    ['cR', [0, 3]],
+    ['C', [0, 3]],
+    ['라', [1, 5]], // only in menu names
+    ['%', [2]],
+    ['킨마', []], // a pair may not span two menu names
+    ['뷁', []],
   ])('%j → %j', async (keyword, expected) => {
     expect(await returned({ keyword })).toEqual(expected);
   });

@@ -11,7 +11,7 @@ import type { BrandScope } from './brands';
  * the KST day range (both inclusive, defaults already applied), and the optional platform and shop.
  */
 export function reportConditions(
-  daily: { brandId: PgColumn; day: PgColumn },
+  daily: { brandId: PgColumn; day: PgColumn; shopId: PgColumn },
   brand: BrandScope,
   filters: {
     from: string;
@@ -20,12 +20,17 @@ export function reportConditions(
     platform_shop_id?: string | undefined;
   },
 ): SQL | undefined {
+  const shopFilter = and(
+    filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
+    filters.platform_shop_id === undefined ? undefined : eq(shops.platformShopId, filters.platform_shop_id),
+  );
   return and(
     eq(daily.brandId, brand.id),
     gte(daily.day, filters.from),
     lte(daily.day, filters.to),
-    filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
-    filters.platform_shop_id === undefined ? undefined : eq(shops.platformShopId, filters.platform_shop_id),
+    // A semi-join on the brand's few shops, so the aggregate rows are filtered before any join.
+    shopFilter &&
+      sql`${daily.shopId} IN (SELECT ${shops.id} FROM ${shops} WHERE ${shops.brandId} = ${brand.id} AND ${shopFilter})`,
   );
 }
 
@@ -37,7 +42,8 @@ export function sumOf(column: SQLWrapper): SQL<number> {
   return sql`sum(${column})`.mapWith(Number);
 }
 
-const NONE = sql<null>`NULL`;
+/** A key a grouping does not fill. */
+export const NONE = sql<null>`NULL`;
 
 /**
  * The select fields of one grouping of a report: the keys it groups by as they are, every other key NULL,

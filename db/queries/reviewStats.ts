@@ -1,10 +1,10 @@
-import { asc, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { asc, desc, eq, type SQLWrapper, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { reviewStatsDaily, shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { type PageRequest, paginate } from './pagination';
-import { groupingKeys, reportConditions, sumOf } from './report';
+import { groupingKeys, NONE, reportConditions, sumOf } from './report';
 
 // Review statistics (spec §4.7), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -23,51 +23,36 @@ export type ReviewStatsFilters = {
 
 const daily = reviewStatsDaily;
 
-/** The grouping keys of a statistics row, in the row's field order (spec §2). */
-const KEYS = {
-  date: sql<string>`${daily.day}`,
-  platform_shop_id: sql<string>`${shops.platformShopId}`,
-  shop_name: sql<string>`${shops.name}`,
-  // As text in byte order: the tie-break of D-9 ("platform as text", as the shop list).
-  platform: sql<Platform>`(${shops.platform}::text COLLATE "C")`,
-};
-
-const TOTALS = {
-  review_count: sumOf(daily.reviewCount),
-  reply_count: sumOf(daily.replyCount),
-  one: sumOf(daily.ratingOne),
-  two: sumOf(daily.ratingTwo),
-  three: sumOf(daily.ratingThree),
-  four: sumOf(daily.ratingFour),
-  five: sumOf(daily.ratingFive),
-};
+/** The counts of the aggregate, summed over the rows a query reads. */
+function totalsOf(counts: {
+  reviewCount: SQLWrapper;
+  replyCount: SQLWrapper;
+  ratingOne: SQLWrapper;
+  ratingTwo: SQLWrapper;
+  ratingThree: SQLWrapper;
+  ratingFour: SQLWrapper;
+  ratingFive: SQLWrapper;
+}) {
+  return {
+    review_count: sumOf(counts.reviewCount),
+    reply_count: sumOf(counts.replyCount),
+    one: sumOf(counts.ratingOne),
+    two: sumOf(counts.ratingTwo),
+    three: sumOf(counts.ratingThree),
+    four: sumOf(counts.ratingFour),
+    five: sumOf(counts.ratingFive),
+  };
+}
 
 /**
- * Per group_by: the keys it groups by, i.e. the fields it fills (spec §4.7 table; the others are null),
- * and its order: date newest first, the others by review_count descending, ties by the grouping key
- * ascending (D-9) so that pages never skip or repeat a row.
+ * Statistics rows of the brand for the range, grouped per `group_by`; groups without a row do not appear.
+ * Ordered per spec §4.7: date newest first, the others by review_count descending, ties by the grouping
+ * key ascending (D-9) so that pages never skip or repeat a row.
  */
-const GROUPINGS: Record<ReviewStatsGroupBy, { keys: (keyof typeof KEYS)[]; orderBy: SQL[] }> = {
-  date: { keys: ['date'], orderBy: [desc(KEYS.date)] },
-  shop: {
-    keys: ['platform_shop_id', 'shop_name', 'platform'],
-    orderBy: [desc(TOTALS.review_count), asc(KEYS.platform_shop_id), asc(KEYS.platform)],
-  },
-  platform: { keys: ['platform'], orderBy: [desc(TOTALS.review_count), asc(KEYS.platform)] },
-};
-
-/** Statistics rows of the brand for the range, grouped per `group_by`; groups without a row do not appear. */
 export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsFilters, page: PageRequest) {
   const { group_by } = filters;
-  const grouping = GROUPINGS[group_by];
   return paginate(async ({ limit, offset }) => {
-    const rows = await db
-      .select({ ...groupingKeys(KEYS, grouping.keys), ...TOTALS })
-      .from(daily)
-      .innerJoin(shops, eq(shops.id, daily.shopId))
-      .where(reportConditions(daily, brand, filters))
-      .groupBy(...grouping.keys.map((key) => KEYS[key]))
-      .orderBy(...grouping.orderBy)
+    const rows = await (group_by === 'date' ? byDate(db, brand, filters) : byShop(db, brand, filters))
       .limit(limit)
       .offset(offset);
     return rows.map((row) => ({
@@ -81,4 +66,61 @@ export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsF
       rating_counts: { one: row.one, two: row.two, three: row.three, four: row.four, five: row.five },
     }));
   }, page);
+}
+
+/** group_by=date: the aggregate alone, no join (a shop filter is a semi-join in reportConditions). */
+function byDate(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
+  const day = sql<string>`${daily.day}`;
+  return db
+    .select({
+      ...groupingKeys({ date: day, platform_shop_id: NONE, shop_name: NONE, platform: NONE }, ['date']),
+      ...totalsOf(daily),
+    })
+    .from(daily)
+    .where(reportConditions(daily, brand, filters))
+    .groupBy(daily.day)
+    .orderBy(desc(day));
+}
+
+/**
+ * group_by=shop or platform: summed per shop on the aggregate first (issue 8: a 366-day range is ~100
+ * rows per shop), then the few per-shop rows are joined with their shops and grouped by the keys.
+ */
+function byShop(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
+  const perShop = db
+    .select({
+      shopId: daily.shopId,
+      reviewCount: sumOf(daily.reviewCount).as('review_count'),
+      replyCount: sumOf(daily.replyCount).as('reply_count'),
+      ratingOne: sumOf(daily.ratingOne).as('rating_one'),
+      ratingTwo: sumOf(daily.ratingTwo).as('rating_two'),
+      ratingThree: sumOf(daily.ratingThree).as('rating_three'),
+      ratingFour: sumOf(daily.ratingFour).as('rating_four'),
+      ratingFive: sumOf(daily.ratingFive).as('rating_five'),
+    })
+    .from(daily)
+    .where(reportConditions(daily, brand, filters))
+    .groupBy(daily.shopId)
+    .as('per_shop');
+  const totals = totalsOf(perShop);
+  const keys = {
+    date: NONE,
+    platform_shop_id: sql<string>`${shops.platformShopId}`,
+    shop_name: sql<string>`${shops.name}`,
+    // As text in byte order: the tie-break of D-9 ("platform as text", as the shop list).
+    platform: sql<Platform>`(${shops.platform}::text COLLATE "C")`,
+  };
+  const grouping =
+    filters.group_by === 'shop'
+      ? {
+          keys: ['platform_shop_id', 'shop_name', 'platform'] as const,
+          orderBy: [desc(totals.review_count), asc(keys.platform_shop_id), asc(keys.platform)],
+        }
+      : { keys: ['platform'] as const, orderBy: [desc(totals.review_count), asc(keys.platform)] };
+  return db
+    .select({ ...groupingKeys(keys, grouping.keys), ...totals })
+    .from(perShop)
+    .innerJoin(shops, eq(shops.id, perShop.shopId))
+    .groupBy(...grouping.keys.map((key) => keys[key]))
+    .orderBy(...grouping.orderBy);
 }

@@ -1,10 +1,10 @@
-import { asc, desc, eq, type SQL, sql } from 'drizzle-orm';
+import { asc, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { mondayOfDay } from '../kst';
 import { brandUsers, type SALES_PLATFORMS, salesDaily, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { type PageRequest, paginate } from './pagination';
-import { groupingKeys, reportConditions, sumOf } from './report';
+import { groupingKeys, NONE, reportConditions, sumOf } from './report';
 
 // Sales (spec §4.8), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -23,59 +23,16 @@ export type SalesFilters = {
 
 const daily = salesDaily;
 
-/** The grouping keys of a sales row, in the row's field order (spec §2); user_* become `user`. */
-const KEYS = {
-  date: sql<string>`${daily.day}`,
-  // Rule 1: weeks start on Monday. Only days inside [from, to] are summed (the where below), so the weeks
-  // at both ends of the range are partial.
-  week_start: mondayOfDay(daily.day),
-  platform_shop_id: sql<string>`${shops.platformShopId}`,
-  shop_name: sql<string>`${shops.name}`,
-  // As text in byte order: the tie-break of D-9 ("platform as text", as the shop list). The aggregate
-  // holds only the sales platforms.
-  platform: sql<SalesPlatform>`(${shops.platform}::text COLLATE "C")`,
-  user_code: sql<string>`${brandUsers.userCode}`,
-  user_name: sql<string>`${brandUsers.displayName}`,
-};
-
-const salesAmount = sumOf(daily.salesAmount);
-
 /**
- * Per group_by: the keys it groups by, i.e. the fields it fills (spec §4.8 table; the others are null),
- * and its order: shop, platform and user by sales_amount descending, ties by the grouping key ascending
- * (D-9: platform_shop_id then platform; user_code with the null user last); date and week newest first.
- * group_by=user groups the shops without a brand user under one `user: null` row (D-10), so every
- * group_by sums the same rows.
+ * Sales rows of the brand for the range, grouped per `group_by`; groups without a row do not appear.
+ * Order: shop, platform and user by sales_amount descending, ties by the grouping key ascending (D-9:
+ * platform_shop_id then platform; user_code with the null user last); date and week newest first.
  */
-const GROUPINGS: Record<SalesGroupBy, { keys: (keyof typeof KEYS)[]; orderBy: SQL[] }> = {
-  shop: {
-    keys: ['platform_shop_id', 'shop_name', 'platform', 'user_code', 'user_name'],
-    orderBy: [desc(salesAmount), asc(KEYS.platform_shop_id), asc(KEYS.platform)],
-  },
-  platform: { keys: ['platform'], orderBy: [desc(salesAmount), asc(KEYS.platform)] },
-  user: {
-    keys: ['user_code', 'user_name'],
-    orderBy: [desc(salesAmount), sql`${KEYS.user_code} ASC NULLS LAST`],
-  },
-  date: { keys: ['date'], orderBy: [desc(KEYS.date)] },
-  week: { keys: ['week_start'], orderBy: [desc(KEYS.week_start)] },
-};
-
-/** Sales rows of the brand for the range, grouped per `group_by`; groups without a row do not appear. */
 export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page: PageRequest) {
   const { group_by } = filters;
-  const grouping = GROUPINGS[group_by];
   return paginate(async ({ limit, offset }) => {
-    const rows = await db
-      .select({ ...groupingKeys(KEYS, grouping.keys), sales_amount: salesAmount })
-      .from(daily)
-      .innerJoin(shops, eq(shops.id, daily.shopId))
-      .leftJoin(brandUsers, eq(brandUsers.id, shops.userId))
-      .where(reportConditions(daily, brand, filters))
-      .groupBy(...grouping.keys.map((key) => KEYS[key]))
-      .orderBy(...grouping.orderBy)
-      .limit(limit)
-      .offset(offset);
+    const query = group_by === 'date' || group_by === 'week' ? byDay(db, brand, filters) : byShop(db, brand, filters);
+    const rows = await query.limit(limit).offset(offset);
     return rows.map((row) => ({
       group_by,
       date: row.date,
@@ -90,4 +47,69 @@ export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page
       sales_amount: row.sales_amount,
     }));
   }, page);
+}
+
+const SHOP_KEYS = { platform_shop_id: NONE, shop_name: NONE, platform: NONE, user_code: NONE, user_name: NONE };
+
+/**
+ * group_by=date or week: the aggregate alone, no join (a shop filter is a semi-join in reportConditions).
+ * Rule 1: weeks start on Monday; only days inside [from, to] are summed, so the end weeks are partial.
+ */
+function byDay(db: Db, brand: BrandScope, filters: SalesFilters) {
+  const byDate = filters.group_by === 'date';
+  const key = byDate ? sql<string>`${daily.day}` : mondayOfDay(daily.day);
+  const keys = groupingKeys({ date: key, week_start: key, ...SHOP_KEYS }, [byDate ? 'date' : 'week_start']);
+  return db
+    .select({ ...keys, sales_amount: sumOf(daily.salesAmount) })
+    .from(daily)
+    .where(reportConditions(daily, brand, filters))
+    .groupBy(key)
+    .orderBy(desc(key));
+}
+
+/**
+ * group_by=shop, platform or user: summed per shop on the aggregate first (issue 8: a 366-day range is
+ * ~366 rows per shop), then the few per-shop rows are joined with shops and users and grouped by the keys.
+ * group_by=user groups the shops without a brand user under one `user: null` row (D-10), so every
+ * group_by sums the same rows.
+ */
+function byShop(db: Db, brand: BrandScope, filters: SalesFilters) {
+  const perShop = db
+    .select({ shopId: daily.shopId, salesAmount: sumOf(daily.salesAmount).as('sales_amount') })
+    .from(daily)
+    .where(reportConditions(daily, brand, filters))
+    .groupBy(daily.shopId)
+    .as('per_shop');
+  const salesAmount = sumOf(perShop.salesAmount);
+  const keys = {
+    date: NONE,
+    week_start: NONE,
+    platform_shop_id: sql<string>`${shops.platformShopId}`,
+    shop_name: sql<string>`${shops.name}`,
+    // As text in byte order: the tie-break of D-9 ("platform as text", as the shop list). The aggregate
+    // holds only the sales platforms.
+    platform: sql<SalesPlatform>`(${shops.platform}::text COLLATE "C")`,
+    user_code: sql<string>`${brandUsers.userCode}`,
+    user_name: sql<string>`${brandUsers.displayName}`,
+  };
+  const groupings = {
+    shop: {
+      keys: ['platform_shop_id', 'shop_name', 'platform', 'user_code', 'user_name'] as const,
+      orderBy: [desc(salesAmount), asc(keys.platform_shop_id), asc(keys.platform)],
+    },
+    platform: { keys: ['platform'] as const, orderBy: [desc(salesAmount), asc(keys.platform)] },
+    user: {
+      keys: ['user_code', 'user_name'] as const,
+      orderBy: [desc(salesAmount), sql`${keys.user_code} ASC NULLS LAST`],
+    },
+  };
+  const grouping =
+    groupings[filters.group_by === 'platform' || filters.group_by === 'user' ? filters.group_by : 'shop'];
+  return db
+    .select({ ...groupingKeys(keys, grouping.keys), sales_amount: salesAmount })
+    .from(perShop)
+    .innerJoin(shops, eq(shops.id, perShop.shopId))
+    .leftJoin(brandUsers, eq(brandUsers.id, shops.userId))
+    .groupBy(...grouping.keys.map((key) => keys[key]))
+    .orderBy(...grouping.orderBy);
 }

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
@@ -12,14 +12,18 @@ import {
   textParam,
 } from '../shared/params';
 import { platformSchema } from '../shared/values';
+import { CURSOR_TEXT, decodeCursor } from './cursor';
 import { reviewSchema } from './review.schema';
 
+/** The REST path of the list, also the target of the D-19 `Link: rel="next"`. */
+export const LIST_REVIEWS_PATH = '/partner/v1/brands/{brand_code}/reviews';
+
 export const listReviewsMeta = readOperation({
-  path: '/partner/v1/brands/{brand_code}/reviews',
+  path: LIST_REVIEWS_PATH,
   summary: 'List reviews of a brand',
   description:
     'Reviews of all shops of the brand, newest first, read in real time from collected reviews. ' +
-    'keyword is not indexed for every length and is slower than the other filters: narrow the date range. ' +
+    'When has_next is true, the Link header (rel="next") gives the next page by cursor. ' +
     'from later than to, or rating_min above rating_max, is 400 PARTNER_API_INVALID_PARAMETER.',
   tag: 'Reviews',
   errors: ['PARTNER_API_INVALID_PARAMETER', 'PARTNER_API_BRAND_NOT_FOUND'],
@@ -44,9 +48,16 @@ export const listReviewsParams = {
     'At most 50 characters; case-insensitive partial match in the content or in any menu name. % and _ are literal.',
   ),
   ...pageParams,
+  cursor: optional(z.string().regex(CURSOR_TEXT)).describe(
+    'Opaque position from the rel="next" URL of the Link header of the previous answer: the page of the ' +
+      'items after it, newest first. Only with the same filters and page absent or 1; otherwise 400.',
+  ),
 };
 
-/** Rules across the parameters (D-11): from ≤ to, rating_min ≤ rating_max. */
+/**
+ * Rules across the parameters (D-11): from ≤ to, rating_min ≤ rating_max; and D-19: a cursor only on
+ * page 1, decodable, and made under this brand and these filters.
+ */
 export function listReviewsCheck(
   input: z.output<z.ZodObject<typeof listReviewsParams>>,
   issues: Parameters<typeof daysInOrder>[1],
@@ -55,6 +66,13 @@ export function listReviewsCheck(
   if (input.rating_min !== undefined && input.rating_max !== undefined && input.rating_min > input.rating_max) {
     issues.addIssue({ code: 'custom', message: 'rating_min is above rating_max', path: ['rating_min'] });
   }
+  const { cursor, page, limit: _limit, ...filters } = input;
+  if (cursor === undefined) return;
+  if (page !== 1) issues.addIssue({ code: 'custom', message: 'cursor is only valid on page 1', path: ['cursor'] });
+  // brandProcedure passes the whole input, the path's brand_code included (a cursor is bound to it too).
+  const { brand_code: brandCode, ...rest } = filters as typeof filters & { brand_code: string };
+  const decoded = decodeCursor(cursor, { brandCode, filters: rest });
+  if ('refused' in decoded) issues.addIssue({ code: 'custom', message: `cursor ${decoded.refused}`, path: ['cursor'] });
 }
 
 export const listReviewsOutput = envelopeOf(pageOf(reviewSchema));

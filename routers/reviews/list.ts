@@ -1,12 +1,27 @@
 import { listReviews } from '../../db/queries/reviews';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
-import { listReviewsCheck, listReviewsMeta, listReviewsOutput, listReviewsParams } from './list.schema';
+import { cursorPosition, encodeCursor, nextPageLink } from './cursor';
+import {
+  LIST_REVIEWS_PATH,
+  listReviewsCheck,
+  listReviewsMeta,
+  listReviewsOutput,
+  listReviewsParams,
+} from './list.schema';
 
-/** GET /partner/v1/brands/{brand_code}/reviews (spec §4.5). */
+/** GET /partner/v1/brands/{brand_code}/reviews (spec §4.5), with cursor pages (D-19). */
 export const list = brandProcedure(listReviewsParams, listReviewsCheck)
   .meta(listReviewsMeta)
   .output(listReviewsOutput)
-  .query(async ({ ctx, input: { brand_code: _brand, page, limit, ...filters } }) =>
-    success(await listReviews(ctx.db, ctx.brand, filters, { page, limit })),
-  );
+  .query(async ({ ctx, input: { brand_code: brandCode, page, limit, cursor, ...filters } }) => {
+    const scope = { brandCode, filters };
+    const after = cursor === undefined ? undefined : cursorPosition(cursor, scope);
+    const data = await listReviews(ctx.db, ctx.brand, filters, { page, limit, after });
+    const last = data.items.at(-1);
+    if (data.has_next && last) {
+      const next = encodeCursor({ writtenAt: new Date(last.date), reviewCode: last.review_id }, scope);
+      ctx.responseHeaders.Link = nextPageLink(LIST_REVIEWS_PATH, scope, limit, next);
+    }
+    return success(data);
+  });

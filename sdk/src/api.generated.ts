@@ -58,6 +58,8 @@ export interface PartnerApiInputs {
     list: {
       /** Brand identifier, from GET /partner/v1/brands. */
       brand_code: string;
+      /** Opaque position from the rel="next" URL of the Link header of the previous answer: the page of the items after it, newest first. Only with the same filters and page absent or 1; otherwise 400. */
+      cursor?: string | undefined;
       /** Page number, from 1. Default 1. */
       page?: number | undefined;
       /** Items per page, 1 to 100. Default 20. */
@@ -161,7 +163,7 @@ export interface PartnerApiOutputs {
         display_name: string;
         /** Platform accounts the user linked. */
         platform_accounts: {
-          /** Platform. */
+          /** A delivery or place-listing platform. */
           platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
           /** ACTIVE: linked, the platform has an active shop; INACTIVE: linked, no active shop; ERROR: link error, collection stopped; LINKING: link in progress. */
           status: 'ACTIVE' | 'INACTIVE' | 'ERROR' | 'LINKING';
@@ -183,7 +185,7 @@ export interface PartnerApiOutputs {
       display_name: string;
       /** Platform accounts the user linked. */
       platform_accounts: {
-        /** Platform. */
+        /** A delivery or place-listing platform. */
         platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
         /** ACTIVE: linked, the platform has an active shop; INACTIVE: linked, no active shop; ERROR: link error, collection stopped; LINKING: link in progress. */
         status: 'ACTIVE' | 'INACTIVE' | 'ERROR' | 'LINKING';
@@ -197,7 +199,7 @@ export interface PartnerApiOutputs {
       items: {
         /** Shop name as registered on the platform. */
         name: string;
-        /** Platform. */
+        /** A delivery or place-listing platform. */
         platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
         /** Platform-side shop id; matches the same field in reviews. */
         platform_shop_id: string;
@@ -248,13 +250,13 @@ export interface PartnerApiOutputs {
         /** Platform-side shop id; matches the shop field. */
         platform_shop_id: string;
         shop_name: string;
-        /** Platform. */
+        /** A delivery or place-listing platform. */
         platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
         /** Review written time (KST). */
         date: string;
         /** Review text; empty string for a star-only review. */
         content: string;
-        /** 1 to 5 in steps of 0.5; null without a star rating. */
+        /** 0.5 to 5 in steps of 0.5; null without a star rating. Where a rating is rounded down, 0.5 counts as 1. */
         rating: number | null;
         /** Ordered menus; null when none. */
         menus: string[] | null;
@@ -282,13 +284,13 @@ export interface PartnerApiOutputs {
       /** Platform-side shop id; matches the shop field. */
       platform_shop_id: string;
       shop_name: string;
-      /** Platform. */
+      /** A delivery or place-listing platform. */
       platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
       /** Review written time (KST). */
       date: string;
       /** Review text; empty string for a star-only review. */
       content: string;
-      /** 1 to 5 in steps of 0.5; null without a star rating. */
+      /** 0.5 to 5 in steps of 0.5; null without a star rating. Where a rating is rounded down, 0.5 counts as 1. */
       rating: number | null;
       /** Ordered menus; null when none. */
       menus: string[] | null;

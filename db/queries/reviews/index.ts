@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lt, lte, not, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, lt, lte, not, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../client';
 import { addDays, kstDayStart, kstTimestamp } from '../../kst';
 import { reviews, shops } from '../../schema';
@@ -21,6 +21,15 @@ export type ReviewFilters = {
   handled?: boolean | undefined;
   keyword?: string | undefined;
 };
+
+/**
+ * A place in the list's order (D-9): the written time (whole seconds) and review_id of an item. Cursor
+ * pages (D-19) read the items after one.
+ */
+export type ReviewPosition = { writtenAt: Date; reviewCode: string };
+
+/** Which rows of the ordered list to read: LIMIT/OFFSET, optionally after a position (D-19). */
+export type ReviewWindow = { limit: number; offset: number; after?: ReviewPosition | undefined };
 
 /** One review of spec §2, as both the list and the single read return it. */
 function reviewColumns(brand: BrandScope) {
@@ -84,26 +93,50 @@ function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
 /**
  * The list query, unexecuted: newest first, ties by review_id descending (D-9). Exposed so the benchmark
  * can EXPLAIN exactly what the API runs.
+ *
+ * Keys first: the page's (written_at, review_code) are chosen from the (brand_id, written_at, review_code)
+ * index alone where the filters allow (an index-only scan, read backwards), and only the rows of the page
+ * are then fetched and joined, so a deep OFFSET skips index entries, not heap rows and joins (issue 8).
  */
-export function reviewListQuery(
+export function reviewListQuery(db: Db, brand: BrandScope, filters: ReviewFilters, window: ReviewWindow) {
+  const { after } = window;
+  // Keyset (D-19): strictly older in (written_at, review_code), a row comparison the same index reads
+  // backwards from the position, so a page at any depth costs what the first one costs.
+  const afterPosition =
+    after &&
+    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${after.writtenAt.toISOString()}, ${after.reviewCode})`;
+  const keys = db.select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode }).from(reviews);
+  // The shop is joined for choosing keys only when a filter is on it: an inner join is never removed by
+  // the planner, and reviews_brand_shop_fk guarantees every review has its shop.
+  const needsShop = filters.platform !== undefined || filters.platform_shop_id !== undefined;
+  const page = (needsShop ? keys.innerJoin(shops, eq(shops.id, reviews.shopId)) : keys)
+    .where(and(...filterConditions(brand, filters), afterPosition))
+    .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
+    .limit(window.limit)
+    .offset(window.offset)
+    .as('page');
+  return db
+    .select(reviewColumns(brand))
+    .from(page)
+    .innerJoin(reviews, eq(reviews.reviewCode, page.reviewCode))
+    .innerJoin(shops, eq(shops.id, reviews.shopId))
+    .orderBy(desc(page.writtenAt), desc(page.reviewCode));
+}
+
+/**
+ * Reviews of all shops of the brand (spec §4.5), a page at a time; with `after`, the page of the items
+ * after that position (D-19: the caller allows it on page 1 only, so the offset is 0).
+ */
+export function listReviews(
   db: Db,
   brand: BrandScope,
   filters: ReviewFilters,
-  window: { limit: number; offset: number },
+  { after, ...page }: PageRequest & { after?: ReviewPosition | undefined },
 ) {
-  return db
-    .select(reviewColumns(brand))
-    .from(reviews)
-    .innerJoin(shops, eq(shops.id, reviews.shopId))
-    .where(and(...filterConditions(brand, filters)))
-    .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
-    .limit(window.limit)
-    .offset(window.offset);
-}
-
-/** Reviews of all shops of the brand (spec §4.5), a page at a time. */
-export function listReviews(db: Db, brand: BrandScope, filters: ReviewFilters, page: PageRequest) {
-  return paginate(async (window) => (await reviewListQuery(db, brand, filters, window)).map(toReview), page);
+  return paginate(
+    async (window) => (await reviewListQuery(db, brand, filters, { ...window, after })).map(toReview),
+    page,
+  );
 }
 
 /** One review of the brand by its public id; undefined when missing or of another brand. */

@@ -22,9 +22,13 @@ export function likePattern(keyword: string): string {
 /**
  * keyword (spec §4.5, D-8): a case-insensitive substring of the content or of any one menu name. The
  * menu text expression is the trigram-indexed one (migration 0001); the EXISTS keeps a match from
- * spanning two menu names.
+ * spanning two menu names. A keyword of one or two characters has no trigram: for it, the reviews holding
+ * each of its lower-cased characters and pairs are found first in the index of migration 0005 (the same
+ * function on both sides, so the same lower()); the ILIKE stays as the exact rule.
  */
 export function matchesKeyword(keyword: string): SQL<boolean> {
   const pattern = likePattern(keyword);
-  return sql<boolean>`(${reviews.content} ILIKE ${pattern} OR (partner_menus_text(${reviews.menus}) ILIKE ${pattern} AND EXISTS (SELECT 1 FROM unnest(${reviews.menus}) AS menu(name) WHERE menu.name ILIKE ${pattern})))`;
+  const exact = sql<boolean>`(${reviews.content} ILIKE ${pattern} OR (partner_menus_text(${reviews.menus}) ILIKE ${pattern} AND EXISTS (SELECT 1 FROM unnest(${reviews.menus}) AS menu(name) WHERE menu.name ILIKE ${pattern})))`;
+  if ([...keyword].length >= 3) return exact;
+  return sql<boolean>`(partner_grams(${reviews.content}, ${reviews.menus}) @> partner_grams(${keyword}, NULL) AND ${exact})`;
 }

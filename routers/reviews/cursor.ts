@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { ReviewFilters, ReviewPosition } from '../../db/queries/reviews';
+import { PUBLIC_CODE } from '../../db/schema/columns';
+import { PartnerApiError } from '../../server/errors';
+
+// D-19 cursor pages of the review list. A cursor is opaque to partners: base64url of a small JSON array
+// holding the position after the last item read (written time in whole seconds, review_id; the D-9 order)
+// and a fingerprint of the brand and filters it was made under, so that it is refused under other ones.
+// It is not signed: a forged position reads nothing the same key could not read with page/limit.
+
+/** The characters of base64url without padding: anything else is malformed before it is decoded. */
+export const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,200}$/;
+
+/** Positions a cursor may hold: the days a filter may name (from 1900, D-11) up to year 9999. */
+const FIRST_SECOND = Date.UTC(1900, 0, 1) / 1000 - 86_400;
+const LAST_SECOND = Date.UTC(9999, 11, 31) / 1000;
+
+const payloadSchema = z.tuple([
+  z.number().int().min(FIRST_SECOND).max(LAST_SECOND),
+  z.string().regex(PUBLIC_CODE),
+  z.string(),
+]);
+
+/** The filters a cursor is bound to: the brand of the path and every filter as parsed (absent ones dropped). */
+export type CursorScope = { brandCode: string; filters: ReviewFilters };
+
+function fingerprint({ brandCode, filters }: CursorScope): string {
+  const given = Object.entries(filters)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return createHash('sha256')
+    .update(JSON.stringify([brandCode, given]))
+    .digest('base64url')
+    .slice(0, 16);
+}
+
+export function encodeCursor(position: ReviewPosition, scope: CursorScope): string {
+  const payload = [Math.floor(position.writtenAt.getTime() / 1000), position.reviewCode, fingerprint(scope)];
+  return Buffer.from(JSON.stringify(payload)).toString('base64url');
+}
+
+/**
+ * The position a cursor holds, or why it cannot be used here: malformed (not one of ours), or made under
+ * another brand or other filters (D-19, both 400).
+ */
+export function decodeCursor(
+  cursor: string,
+  scope: CursorScope,
+): { position: ReviewPosition } | { refused: 'malformed' | 'other filters' } {
+  if (!CURSOR_TEXT.test(cursor)) return { refused: 'malformed' };
+  const bytes = Buffer.from(cursor, 'base64url');
+  // Node's decoder skips what it cannot read; only the canonical spelling of the bytes is ours.
+  if (bytes.toString('base64url') !== cursor) return { refused: 'malformed' };
+  let parsed: z.infer<typeof payloadSchema>;
+  try {
+    parsed = payloadSchema.parse(JSON.parse(bytes.toString('utf8')));
+  } catch {
+    return { refused: 'malformed' };
+  }
+  const [seconds, reviewCode, madeUnder] = parsed;
+  if (madeUnder !== fingerprint(scope)) return { refused: 'other filters' };
+  return { position: { writtenAt: new Date(seconds * 1000), reviewCode } };
+}
+
+/** The position of a cursor listReviewsCheck has accepted (a refused one never gets here). */
+export function cursorPosition(cursor: string, scope: CursorScope): ReviewPosition {
+  const decoded = decodeCursor(cursor, scope);
+  if ('refused' in decoded) {
+    throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(`cursor ${decoded.refused}`) });
+  }
+  return decoded.position;
+}
+
+/**
+ * The `Link` header value of D-19: the path-absolute URL of the next page under the same filters and
+ * limit, every parameter percent-encoded.
+ */
+export function nextPageLink(path: string, scope: CursorScope, limit: number, cursor: string): string {
+  const parameters: [string, string][] = [
+    ...Object.entries(scope.filters).flatMap(([name, value]): [string, string][] =>
+      value === undefined ? [] : [[name, String(value)]],
+    ),
+    ['limit', String(limit)],
+    ['cursor', cursor],
+  ];
+  const query = parameters.map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join('&');
+  const target = path.replace('{brand_code}', encodeURIComponent(scope.brandCode));
+  return `<${target}?${query}>; rel="next"`;
+}
