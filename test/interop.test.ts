@@ -7,6 +7,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import type { AppRouter } from '../routers';
+import { createPartnerClient, PartnerApiError } from '../sdk/src';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND, DEMO_USER } from './support/endpoints';
 import { startServer, testServices } from './support/services';
@@ -135,39 +136,34 @@ describe('a client generated from openapi.json', () => {
     expect(problems).toEqual([]);
   });
 
-  it('gets from every REST operation exactly what the tRPC transport answers', async () => {
+  it('gets from every REST operation exactly the data the SDK answers', async () => {
     const generated = await generatedClient();
     const rest = await generated.callEveryOperation(generated.client(base, DEMO_KEYS.active), DEMO_BRAND, DEMO_USER);
 
-    const trpc = createTRPCClient<AppRouter>({
-      links: [httpLink({ url: `${base}/partner/v1/trpc`, headers: { 'x-partner-api-key': DEMO_KEYS.active } })],
-    });
+    const sdk = createPartnerClient({ baseUrl: base, apiKey: DEMO_KEYS.active, retries: 0 });
     const brand_code = DEMO_BRAND;
     const expected = {
-      'brands.list': await trpc.brands.list.query({ limit: 2 }),
-      'users.list': await trpc.users.list.query({ brand_code, page: 2, limit: 3 }),
-      'users.get': await trpc.users.get.query({ brand_code, user_code: DEMO_USER }),
-      'shops.list': await trpc.shops.list.query({ brand_code, limit: 4 }),
-      'reviews.list': await trpc.reviews.list.query({
-        brand_code,
-        rating_min: 4,
-        replied: false,
-        keyword: '치킨',
-        limit: 5,
-      }),
-      'reviews.get': await trpc.reviews.get.query({ brand_code, review_id: rest.review_id }),
-      'reviewStats.list': await trpc.reviewStats.list.query({ brand_code, group_by: 'platform' }),
-      'sales.list': await trpc.sales.list.query({ brand_code, group_by: 'user', platform: 'BAEMIN' }),
+      'brands.list': await sdk.brands.list({ limit: 2 }),
+      'users.list': await sdk.users.list({ brand_code, page: 2, limit: 3 }),
+      'users.get': await sdk.users.get({ brand_code, user_code: DEMO_USER }),
+      'shops.list': await sdk.shops.list({ brand_code, limit: 4 }),
+      'reviews.list': await sdk.reviews.list({ brand_code, rating_min: 4, replied: false, keyword: '치킨', limit: 5 }),
+      'reviews.get': await sdk.reviews.get({ brand_code, review_id: rest.review_id }),
+      'reviewStats.list': await sdk.reviewStats.list({ brand_code, group_by: 'platform' }),
+      'sales.list': await sdk.sales.list({ brand_code, group_by: 'user', platform: 'BAEMIN' }),
     };
 
     expect(rest.review_id).not.toBe('none');
-    for (const [name, body] of Object.entries(expected)) {
-      expect(rest.answers[name], name).toEqual({ status: 200, body });
-      expect(JSON.stringify(body.data), `${name} should not be empty`).not.toContain('"items":[]');
+    for (const [name, data] of Object.entries(expected)) {
+      const answer = rest.answers[name] as { status: number; body: { status: string; data: unknown } };
+      expect(answer.status, name).toBe(200);
+      expect(answer.body.status, name).toBe('SUCCESS');
+      expect(answer.body.data, name).toEqual(data);
+      expect(JSON.stringify(data), `${name} should not be empty`).not.toContain('"items":[]');
     }
   });
 
-  it('receives the same partner error code as the tRPC transport', async () => {
+  it('receives the same partner error code as the SDK and the tRPC transport', async () => {
     const generated = await generatedClient();
     const code = await generated.missingUser(generated.client(base, DEMO_KEYS.active), DEMO_BRAND);
     expect(code).toBe('PARTNER_API_USER_NOT_FOUND');
@@ -177,5 +173,9 @@ describe('a client generated from openapi.json', () => {
     const error = await trpc.users.get.query({ brand_code: DEMO_BRAND, user_code: 'u-nobody' }).catch((e) => e);
     expect(error).toBeInstanceOf(TRPCClientError);
     expect((error as TRPCClientError<AppRouter>).data).toMatchObject({ partner: { status: code } });
+    const sdk = createPartnerClient({ baseUrl: base, apiKey: DEMO_KEYS.active, retries: 0 });
+    const thrown = await sdk.users.get({ brand_code: DEMO_BRAND, user_code: 'u-nobody' }).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(PartnerApiError);
+    expect(thrown).toMatchObject({ code, status: 404 });
   });
 });
