@@ -111,8 +111,13 @@ function cancellablePostgres(sql: Sql): Sql {
       // held; test/faults.test.ts "down"). A statement not yet running is left to run, bounded by the
       // statement timeout; its request has already answered.
       if (!state) return;
+      // Only while that backend is still running this statement's text: by the time the cancel arrives
+      // it may have moved on to another request's statement, which must not be cut.
       if (active && state.pid)
-        unsafe('SELECT pg_cancel_backend($1)', [state.pid]).then(
+        unsafe(
+          `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND query = $2`,
+          [state.pid, args[0]],
+        ).then(
           () => undefined,
           () => undefined,
         );
