@@ -15,6 +15,22 @@ export function withQuerySignal<T>(signal: AbortSignal, work: () => PromiseLike<
   return current.run(signal, async () => await work());
 }
 
+/**
+ * Runs `work` under `signal` (as withQuerySignal) and stops waiting for it the moment the signal aborts,
+ * rejecting with a QueryAbortedError, whatever a stalled store still holds (D-20). The request path and
+ * /readyz share it.
+ */
+export function untilAborted<T>(signal: AbortSignal, work: () => PromiseLike<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(new QueryAbortedError(signal.reason));
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    withQuerySignal(signal, work)
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /** The signal of the work in progress, if any. */
 export function querySignal(): AbortSignal | undefined {
   return current.getStore();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import { sql } from 'drizzle-orm';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { withQuerySignal } from '../db/cancellation';
+import { untilAborted } from '../db/cancellation';
 import { appRouter } from '../routers';
 import type { Services } from './context';
 import { docsRouter } from './docs';
@@ -45,7 +45,7 @@ export function createApp(
   app.get('/readyz', async (_req, res) => {
     const signal = AbortSignal.any([res.locals.signal as AbortSignal, AbortSignal.timeout(READY_WITHIN_MS)]);
     try {
-      await withQuerySignal(signal, () => untilAborted(signal, services.db.execute(sql`select 1`)));
+      await untilAborted(signal, () => services.db.execute(sql`select 1`));
       res.json({ status: 'ok' });
     } catch (error) {
       services.log.error('readiness check failed', { requestId: res.locals.requestId, error });
@@ -113,16 +113,6 @@ function sendError(res: Response, code: PartnerErrorCode) {
 const TRPC_PATH = /^\/partner\/v1\/trpc\/[A-Za-z]+(\.[A-Za-z]+)*(,[A-Za-z]+(\.[A-Za-z]+)*)*$/;
 
 const READY_WITHIN_MS = 1_000;
-
-/** Rejects when `signal` aborts, whatever `work` is still waiting for (a stalled database). */
-function untilAborted<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(new Error('aborted', { cause: signal.reason }));
-    if (signal.aborted) return abort();
-    signal.addEventListener('abort', abort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
-  });
-}
 
 /**
  * D-20: each request's signal, aborted when its deadline passes or its client goes away before the

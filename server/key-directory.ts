@@ -22,6 +22,9 @@ export class KeyDirectory {
   private loadedFrom = Number.NEGATIVE_INFINITY;
   private loading: { startedAt: number; done: Promise<void> } | undefined;
   private lastStart = Number.NEGATIVE_INFINITY;
+  /** The last failed load: its error, and when it started. */
+  private lastError: unknown;
+  private lastFailureFrom = Number.NEGATIVE_INFINITY;
   /** Loads made, for tests and logs. */
   loads = 0;
 
@@ -57,7 +60,7 @@ export class KeyDirectory {
       if (this.loading) {
         await this.loading.done.catch(() => undefined);
         // A failed load that started after `instant` is this caller's answer: the database is down.
-        if (this.loadedFrom < instant && this.failedSince(instant)) throw this.lastError;
+        if (this.loadedFrom < instant && this.lastFailureFrom >= instant) throw this.lastError;
         continue;
       }
       const wait = this.lastStart + (this.options.minIntervalMs ?? 100) - this.clock();
@@ -67,13 +70,6 @@ export class KeyDirectory {
       }
       this.start();
     }
-  }
-
-  private lastError: unknown;
-  private lastFailureFrom = Number.NEGATIVE_INFINITY;
-
-  private failedSince(instant: number) {
-    return this.lastFailureFrom >= instant;
   }
 
   private start() {

@@ -1,7 +1,7 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
-import { withQuerySignal } from '../db/cancellation';
+import { untilAborted } from '../db/cancellation';
 import { hashApiKey } from '../db/keys';
 import { kstToday } from '../db/kst';
 import type { ApiKeyState } from '../db/queries/apiKeys';
@@ -41,17 +41,11 @@ export const createCallerFactory = t.createCallerFactory;
  * at once and answers the 500 envelope, whatever a stalled store is doing.
  */
 const bounded = t.middleware(async ({ ctx, next }) => {
-  const { signal } = ctx;
-  if (signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: signal.reason });
-  let onAbort = () => {};
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
   try {
-    return await Promise.race([withQuerySignal(signal, () => next()), aborted]);
-  } finally {
-    signal.removeEventListener('abort', onAbort);
+    return await untilAborted(ctx.signal, () => next());
+  } catch (error) {
+    if (ctx.signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: ctx.signal.reason });
+    throw error;
   }
 });
 
@@ -119,6 +113,9 @@ export const brandCodeParam = z.string().describe('Brand identifier, from GET /p
 /** Where a rule across parameters reports a broken rule; any issue makes the call 400. */
 export type ParameterIssues = { addIssue(issue: { code: 'custom'; message: string; path: string[] }): void };
 
+/** What a rule across parameters judges: the operation's parameters, parsed, with the path's brand_code. */
+export type BrandParameters<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>> & { brand_code: string };
+
 /** What a rule across parameters may depend on besides them: the request's KST "today" (D-5), for defaults. */
 export type RequestDay = { today: string };
 
@@ -133,7 +130,7 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
    * Rules across parameters (e.g. from ≤ to), judged after the others and before the brand, as 400. They
    * get the request's today, so a rule can apply to defaults that depend on the clock (spec §4.7 `to`).
    */
-  check?: (input: z.output<z.ZodObject<Shape>>, issues: ParameterIssues, request: RequestDay) => void,
+  check?: (input: BrandParameters<Shape>, issues: ParameterIssues, request: RequestDay) => void,
 ) {
   const schema = z.object({ brand_code: brandCodeParam, ...parameters });
   return partnerProcedure.input(schema).use(async ({ ctx, input, next }) => {
@@ -142,7 +139,7 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
     if (check) {
       const broken: string[] = [];
       const issues = { addIssue: (issue: { message: string }) => void broken.push(issue.message) };
-      check(input as z.output<z.ZodObject<Shape>>, issues, { today });
+      check(input as BrandParameters<Shape>, issues, { today });
       if (broken.length)
         throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(broken.join('; ')) });
     }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { BrandParameters } from '../../server/trpc';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
@@ -59,19 +60,18 @@ export const listReviewsParams = {
  * page 1, decodable, and made under this brand and these filters.
  */
 export function listReviewsCheck(
-  input: z.output<z.ZodObject<typeof listReviewsParams>>,
+  input: BrandParameters<typeof listReviewsParams>,
   issues: Parameters<typeof daysInOrder>[1],
 ) {
   daysInOrder(input, issues);
   if (input.rating_min !== undefined && input.rating_max !== undefined && input.rating_min > input.rating_max) {
     issues.addIssue({ code: 'custom', message: 'rating_min is above rating_max', path: ['rating_min'] });
   }
-  const { cursor, page, limit: _limit, ...filters } = input;
+  // The path's brand_code comes with the parameters: a cursor is bound to it too.
+  const { cursor, page, limit: _limit, brand_code: brandCode, ...filters } = input;
   if (cursor === undefined) return;
   if (page !== 1) issues.addIssue({ code: 'custom', message: 'cursor is only valid on page 1', path: ['cursor'] });
-  // brandProcedure passes the whole input, the path's brand_code included (a cursor is bound to it too).
-  const { brand_code: brandCode, ...rest } = filters as typeof filters & { brand_code: string };
-  const decoded = decodeCursor(cursor, { brandCode, filters: rest });
+  const decoded = decodeCursor(cursor, { brandCode, filters });
   if ('refused' in decoded) issues.addIssue({ code: 'custom', message: `cursor ${decoded.refused}`, path: ['cursor'] });
 }
 
