@@ -31,6 +31,11 @@ export function untilAborted<T>(signal: AbortSignal, work: () => PromiseLike<T>)
   });
 }
 
+/** Runs shared work (a cache reload many requests wait for) outside any one request's signal. */
+export function withoutQuerySignal<T>(work: () => T): T {
+  return current.exit(work);
+}
+
 /** The signal of the work in progress, if any. */
 export function querySignal(): AbortSignal | undefined {
   return current.getStore();

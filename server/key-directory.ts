@@ -1,3 +1,4 @@
+import { withoutQuerySignal } from '../db/cancellation';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 
 /**
@@ -30,7 +31,13 @@ export class KeyDirectory {
 
   constructor(
     private readonly load: () => Promise<ApiKeyState[]>,
-    private readonly options: { maxAgeMs?: number; minIntervalMs?: number; clock?: () => number } = {},
+    private readonly options: {
+      maxAgeMs?: number;
+      minIntervalMs?: number;
+      /** A load not done by then is given up, so one stuck statement cannot hold every call (D-20). */
+      loadTimeoutMs?: number;
+      clock?: () => number;
+    } = {},
   ) {}
 
   private get clock() {
@@ -76,7 +83,13 @@ export class KeyDirectory {
     const startedAt = this.clock();
     this.lastStart = startedAt;
     this.loads += 1;
-    const done = this.load().then(
+    // Shared by every waiting call, so no one call's signal may cancel it; bounded on its own instead.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      const ms = this.options.loadTimeoutMs ?? 2_000;
+      timer = setTimeout(() => reject(new Error(`key directory load slower than ${ms} ms`)), ms);
+    });
+    const done = Promise.race([withoutQuerySignal(() => this.load()), timeout]).then(
       (rows) => {
         this.keys = new Map(rows.map((row) => [row.keyHash, row]));
         this.loadedFrom = startedAt;
@@ -91,6 +104,7 @@ export class KeyDirectory {
     this.loading = loading;
     done
       .finally(() => {
+        clearTimeout(timer);
         if (this.loading === loading) this.loading = undefined;
       })
       .catch(() => undefined);
