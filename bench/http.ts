@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { buildDailyAggregate } from '../db/aggregate';
 import { type Db, openDatabase } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
-import { findBrandInScope } from '../db/queries/brands';
+import { type BrandScope, brandScopeName, loadBrandScopes } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/schema';
 import { refreshStatistics } from '../db/seed/bulk';
@@ -198,7 +198,7 @@ async function pgbench(databaseUrl: string, script: string, dir: string, name: s
  * builder's signature (db/queries/reviews): adapt here if it changes. The API fetches limit + 1 rows
  * (has_next, db/queries/pagination.ts).
  */
-function listSql(db: Db, scope: NonNullable<Awaited<ReturnType<typeof findBrandInScope>>>, list: Scenario['list']) {
+function listSql(db: Db, scope: BrandScope, list: Scenario['list']) {
   if (!list) throw new Error('not a list scenario');
   const query = reviewListQuery(db, scope, list.filters, {
     limit: list.limit + 1,
@@ -315,8 +315,7 @@ async function main() {
     .from(brands)
     .innerJoin(partners, eq(partners.id, brands.partnerId))
     .where(eq(brands.brandCode, BENCH_BRAND_CODE));
-  const scope =
-    partner && (await findBrandInScope(database.db, { partnerId: partner.id, brandCode: BENCH_BRAND_CODE }));
+  const scope = partner && (await loadBrandScopes(database.db)).get(brandScopeName(partner.id, BENCH_BRAND_CODE));
   if (!scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
   const [newest] = await database.db
     .select({ code: reviews.reviewCode })

@@ -1,5 +1,7 @@
 import type { Db } from '../db/client';
-import type { KeyDirectory } from './key-directory';
+import type { ApiKeyState } from '../db/queries/apiKeys';
+import type { BrandScope } from '../db/queries/brands';
+import type { Directory } from './directory';
 import type { Logger } from './logger';
 import type { RateLimiter, RateLimitPolicy } from './ratelimit/limiter';
 import type { MemorySlidingWindow } from './ratelimit/memory';
@@ -16,9 +18,11 @@ export type Services = {
     limiter: RateLimiter;
     /** Refused key checks per client address (D-14); in process on purpose: it guards this instance's database. */
     refused: MemorySlidingWindow;
-    /** Every key's state, at most 1 s old (server/key-directory.ts). */
-    keys: KeyDirectory;
+    /** Every key's state by its hash, at most 1 s old (server/directory.ts). */
+    keys: Directory<ApiKeyState>;
   };
+  /** Every brand under its partner (db/queries/brands.ts brandScopeName), at most 1 s old. */
+  brands: Directory<BrandScope>;
 };
 
 /** One request, whichever door it came through (REST, tRPC transport, createCaller). */

@@ -43,8 +43,8 @@ async function main() {
   const services = createServices(config, database.db, log, undefined, store?.limiter);
   // D-6: every instance runs the daily aggregate at start and after KST midnight; one of them builds.
   const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
-  // The keys are loaded before the first call, so a restart locks no one out (D-14).
-  await services.rateLimit.keys.loadedSince(services.rateLimit.keys.now());
+  // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
+  for (const directory of [services.rateLimit.keys, services.brands]) await directory.loadedSince(directory.now());
   const app = createApp(services, { trustProxy: config.TRUST_PROXY, deadlineMs: config.REQUEST_DEADLINE_MS });
   const server = createHttpServer(app, log);
   server.listen(config.PORT, config.HOST);

@@ -1,12 +1,15 @@
 import type { Db } from '../db/client';
 import { loadApiKeyStates } from '../db/queries/apiKeys';
+import { loadBrandScopes } from '../db/queries/brands';
 import type { Config } from './config';
 import type { Services } from './context';
-import { KeyDirectory } from './key-directory';
+import { Directory } from './directory';
 import type { Logger } from './logger';
 import { FallbackLimiter } from './ratelimit/fallback';
 import { policies, type RateLimiter } from './ratelimit/limiter';
 import { MemorySlidingWindow } from './ratelimit/memory';
+
+type DirectoryOptions = ConstructorParameters<typeof Directory>[1];
 
 /**
  * The process-wide services from the configuration (D-2). With a shared store (server/ratelimit/redis.ts)
@@ -19,8 +22,8 @@ export function createServices(
   log: Logger,
   now: () => Date = () => new Date(),
   sharedStore?: RateLimiter,
-  /** The key directory's timing (server/key-directory.ts); tests shorten or pin it. */
-  keyDirectory: ConstructorParameters<typeof KeyDirectory>[1] = {},
+  /** The directories' timing (server/directory.ts); tests shorten or pin it. */
+  directories: DirectoryOptions = {},
 ): Services {
   const { perKey, perAddressRefused } = policies(config.RATE_LIMIT_PER_MINUTE);
   const clock = () => now().getTime();
@@ -33,7 +36,11 @@ export function createServices(
       policy: perKey,
       limiter: sharedStore ? new FallbackLimiter(sharedStore, local, log) : local,
       refused: new MemorySlidingWindow(perAddressRefused, clock),
-      keys: new KeyDirectory(() => loadApiKeyStates(db), keyDirectory),
+      keys: new Directory(
+        async () => new Map((await loadApiKeyStates(db)).map((key) => [key.keyHash, key])),
+        directories,
+      ),
     },
+    brands: new Directory(() => loadBrandScopes(db), directories),
   };
 }

@@ -5,7 +5,8 @@ import { untilAborted } from '../db/cancellation';
 import { hashApiKey } from '../db/keys';
 import { kstToday } from '../db/kst';
 import type { ApiKeyState } from '../db/queries/apiKeys';
-import { findBrandInScope } from '../db/queries/brands';
+import { brandScopeName } from '../db/queries/brands';
+import { isPublicCode } from '../db/schema/columns';
 import type { RequestContext } from './context';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
 import { rateLimitHeaders, secondsUntil } from './ratelimit/headers';
@@ -143,9 +144,21 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
       if (broken.length)
         throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(broken.join('; ')) });
     }
-    const brandCode = (input as { brand_code: string }).brand_code;
-    const brand = await findBrandInScope(ctx.db, { partnerId: ctx.partner.partnerId, brandCode });
+    const brand = await brandInScope(ctx, ctx.partner.partnerId, (input as { brand_code: string }).brand_code);
     if (!brand) throw new PartnerApiError('PARTNER_API_BRAND_NOT_FOUND');
     return next({ ctx: { brand, today } });
   });
+}
+
+/**
+ * The brand a path names, only if it belongs to the partner: foreign and missing are the same (spec
+ * §5.2). From the brand directory (at most 1 s old, server/directory.ts): a name it does not hold waits
+ * for a load that started after the call, so a brand added a moment ago is found; a code no brand can
+ * have (db/schema/columns.ts) is missing at once.
+ */
+async function brandInScope(ctx: RequestContext, partnerId: number, brandCode: string) {
+  if (!isPublicCode(brandCode)) return undefined;
+  const arrivedAt = ctx.brands.now();
+  const name = brandScopeName(partnerId, brandCode);
+  return (await ctx.brands.known(name)) ?? (await ctx.brands.reloaded(name, arrivedAt));
 }

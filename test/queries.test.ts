@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db/client';
-import { findBrandInScope, listBrands } from '../db/queries/brands';
+import { type BrandScope, brandScopeName, listBrands, loadBrandScopes } from '../db/queries/brands';
 import { findReview, listReviews } from '../db/queries/reviews';
 import { listShops } from '../db/queries/shops';
 import { findUser, listUsers } from '../db/queries/users';
@@ -23,18 +23,23 @@ beforeAll(async () => {
 
 const all = { page: 1, limit: 100 };
 
+/** The brand a partner's path names, as the brand directory holds it (server/directory.ts). */
+async function brandInScope(partnerId: number, brandCode: string): Promise<BrandScope | undefined> {
+  return (await loadBrandScopes(database.db)).get(brandScopeName(partnerId, brandCode));
+}
+
 describe(`tenancy in the queries on ${DRIVER}`, () => {
   it('resolves a brand only inside its partner', async () => {
-    expect(await findBrandInScope(database.db, { partnerId: demoFoods, brandCode: 'chicken-house' })).toBeDefined();
-    expect(await findBrandInScope(database.db, { partnerId: otherEats, brandCode: 'chicken-house' })).toBeUndefined();
-    expect(await findBrandInScope(database.db, { partnerId: demoFoods, brandCode: 'CHICKEN-HOUSE' })).toBeUndefined();
+    expect(await brandInScope(demoFoods, 'chicken-house')).toBeDefined();
+    expect(await brandInScope(otherEats, 'chicken-house')).toBeUndefined();
+    expect(await brandInScope(demoFoods, 'CHICKEN-HOUSE')).toBeUndefined();
     const own = await listBrands(database.db, otherEats, all);
     expect(own.items.map((brand) => brand.brand_code)).toEqual(['burger-town']);
   });
 
   it('reads users, shops and reviews of the given brand only', async () => {
-    const chicken = await findBrandInScope(database.db, { partnerId: demoFoods, brandCode: 'chicken-house' });
-    const pizza = await findBrandInScope(database.db, { partnerId: demoFoods, brandCode: 'pizza-lab' });
+    const chicken = await brandInScope(demoFoods, 'chicken-house');
+    const pizza = await brandInScope(demoFoods, 'pizza-lab');
     if (!chicken || !pizza) throw new Error('demo brands missing');
 
     const users = await listUsers(database.db, pizza, all);
@@ -58,6 +63,6 @@ describe(`tenancy in the queries on ${DRIVER}`, () => {
 
   it('ignores partner state: that is the auth check’s job, not the query’s', async () => {
     await database.db.update(partners).set({ isActive: false }).where(eq(partners.id, otherEats));
-    expect(await findBrandInScope(database.db, { partnerId: otherEats, brandCode: 'burger-town' })).toBeDefined();
+    expect(await brandInScope(otherEats, 'burger-town')).toBeDefined();
   });
 });

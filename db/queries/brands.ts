@@ -1,28 +1,28 @@
-import { and, asc, eq } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brands } from '../schema';
-import { isPublicCode } from '../schema/columns';
 import { type PageRequest, paginate } from './pagination';
 
-/** The brand a path names, only if it belongs to the partner: foreign and missing are the same (spec §5.2). */
-export async function findBrandInScope(db: Db, scope: { partnerId: number; brandCode: string }) {
-  if (!isPublicCode(scope.brandCode)) return undefined;
-  const [brand] = await db
-    .select({
-      id: brands.id,
-      brandCode: brands.brandCode,
-      criticalStarMin: brands.criticalStarMin,
-      criticalStarMax: brands.criticalStarMax,
-    })
-    .from(brands)
-    .where(and(eq(brands.partnerId, scope.partnerId), eq(brands.brandCode, scope.brandCode)))
-    .limit(1);
-  return brand;
+/** A brand as every brand query takes it (tenancy): its row id, and the code its path names. */
+export type BrandScope = { id: number; brandCode: string };
+
+/** Where the brand directory holds a brand: under its partner and code, so another partner's is not found. */
+export function brandScopeName(partnerId: number, brandCode: string) {
+  return `${partnerId}/${brandCode}`;
 }
 
-/** The brand a request reads, resolved in the caller's scope: every brand query takes it (tenancy). */
-export type BrandScope = NonNullable<Awaited<ReturnType<typeof findBrandInScope>>>;
+/**
+ * Every brand under its partner (spec §5.2: a brand of another partner is a missing one), for the brand
+ * directory (server/directory.ts) that resolves a path's brand_code without a round trip (issue 8). Only
+ * identity: what a brand's answers depend on (its critical range, D-7) is read by the query itself.
+ */
+export async function loadBrandScopes(db: Db): Promise<Map<string, BrandScope>> {
+  const rows = await db
+    .select({ id: brands.id, brandCode: brands.brandCode, partnerId: brands.partnerId })
+    .from(brands);
+  return new Map(rows.map(({ partnerId, ...brand }) => [brandScopeName(partnerId, brand.brandCode), brand]));
+}
 
 /** Brands of a partner, oldest first then by code (D-9). */
 export function listBrands(db: Db, partnerId: number, page: PageRequest) {

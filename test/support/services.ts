@@ -14,14 +14,14 @@ import { NOW } from './database';
 
 /**
  * Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. The
- * key directory reloads for an unknown key without the production spacing (100 ms), so hundreds of
+ * directories reload for an unknown key or brand without the production spacing (100 ms), so hundreds of
  * sequential bad keys take no minute; test/key-directory.test.ts holds the production timing.
  */
 export function testServices(
   db: Db,
   env: Record<string, string> = {},
   sharedStore?: RateLimiter,
-  keyDirectory: Parameters<typeof createServices>[5] = { minIntervalMs: 0 },
+  directories: Parameters<typeof createServices>[5] = { minIntervalMs: 0 },
 ): Services {
   return createServices(
     parseConfig(env),
@@ -29,7 +29,7 @@ export function testServices(
     process.env.TEST_LOG ? createLogger('debug', (line) => process.stderr.write(line)) : silentLogger,
     () => NOW,
     sharedStore,
-    keyDirectory,
+    directories,
   );
 }
 

@@ -1,5 +1,5 @@
-import { type SQL, sql } from 'drizzle-orm';
-import { reviews } from '../../schema';
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { brands, reviews } from '../../schema';
 import type { BrandScope } from '../brands';
 
 // The review rules of spec §2 / §4.5 that are not plain columns, each defined once and used both for the
@@ -8,10 +8,12 @@ import type { BrandScope } from '../brands';
 /**
  * is_critical (spec §2, D-7): the star bucket (rating rounded down, 0.5 as 1, none as 0) falls in the
  * brand's current dissatisfaction range, OR the stored AI judgement is negative. An unrated review is in
- * bucket 0, outside every range, so the AI alone decides for it.
+ * bucket 0, outside every range, so the AI alone decides for it. The range is read by the statement
+ * itself (each bound once per statement, an InitPlan), so a change applies to the next call at once.
  */
 export function isCritical(brand: BrandScope): SQL<boolean> {
-  return sql<boolean>`(${reviews.starBucket} BETWEEN ${brand.criticalStarMin} AND ${brand.criticalStarMax} OR ${reviews.aiNegative})`;
+  const bound = (column: SQLWrapper) => sql`(SELECT ${column} FROM ${brands} WHERE ${brands.id} = ${brand.id})`;
+  return sql<boolean>`(${reviews.starBucket} BETWEEN ${bound(brands.criticalStarMin)} AND ${bound(brands.criticalStarMax)} OR ${reviews.aiNegative})`;
 }
 
 /** `%`, `_` and `\` are literal in a keyword (D-8): escape them for LIKE's default escape character. */

@@ -1,24 +1,27 @@
 import { withoutQuerySignal } from '../db/cancellation';
-import type { ApiKeyState } from '../db/queries/apiKeys';
 
 /**
- * Every API key's state (hash → partner, revoked, expires, partner active), held in memory and reloaded
- * whole from the database, so that the key check costs no round trip and no caller can make it cost one
- * per call (D-14, D-20; issue 7 finding 5, issue 8 per-request round trips).
+ * A small table held in memory and reloaded whole from the database, so that a lookup on every call
+ * costs no round trip and no caller can make it cost one per call (D-14, D-20; issue 7 finding 5, issue 8
+ * per-request round trips). Two are kept (server/services.ts): every API key's state, and every brand's
+ * identity (which partner it belongs to).
  *
- * - Freshness, the one bound: a call never sees a directory older than `maxAgeMs` (1 s). A key revoked,
- *   or a partner deactivated, is refused on every instance within that. Expiry is exact: it is judged
- *   against the call's clock, not at load.
- * - A key the directory does not hold may have been issued since the last load: the call waits for a
+ * - Freshness, the one bound: a call never sees a directory older than `maxAgeMs` (1 s). A key revoked, a
+ *   partner deactivated, a brand removed from a partner: every instance acts on it within that. What a
+ *   directory holds is judged against the call's own clock (a key's expiry is exact).
+ * - Once the held entries are half that old, the next call starts a load in the background and is
+ *   answered from them, so under steady traffic no call waits for a load.
+ * - An entry the directory does not hold may have been added since the last load: the call waits for a
  *   load that started after it arrived, then is judged. Loads are single-flight and at least
- *   `minIntervalMs` apart, so a flood of unknown keys, from one address or many, costs the database at
- *   most one small query per `minIntervalMs`, never one per call. A valid key is therefore never refused
- *   for lack of a lookup, whatever others send.
+ *   `minIntervalMs` apart, so a flood of unknown names, from one address or many, costs the database at
+ *   most one small query per `minIntervalMs`, never one per call. A valid key or brand is therefore
+ *   never refused for lack of a lookup, whatever others send.
  * - `clock` is monotonic milliseconds (performance.now), independent of the business clock tests pin.
- * The table is small (a few keys per partner); reloading it whole keeps this exact and simple.
+ * The tables are small (a few keys and brands per partner); reloading them whole keeps this exact and
+ * simple.
  */
-export class KeyDirectory {
-  private keys = new Map<string, ApiKeyState>();
+export class Directory<Entry> {
+  private entries = new Map<string, Entry>();
   /** When the load whose result is held started; -∞ before the first. */
   private loadedFrom = Number.NEGATIVE_INFINITY;
   private loading: { startedAt: number; done: Promise<void> } | undefined;
@@ -30,7 +33,7 @@ export class KeyDirectory {
   loads = 0;
 
   constructor(
-    private readonly load: () => Promise<ApiKeyState[]>,
+    private readonly load: () => Promise<Map<string, Entry>>,
     private readonly options: {
       maxAgeMs?: number;
       minIntervalMs?: number;
@@ -49,19 +52,28 @@ export class KeyDirectory {
     return this.clock();
   }
 
-  /** The key's state as a directory at most `maxAgeMs` old holds it; undefined when it holds no such key. */
-  async known(keyHash: string): Promise<ApiKeyState | undefined> {
-    await this.loadedSince(this.clock() - (this.options.maxAgeMs ?? 1_000));
-    return this.keys.get(keyHash);
+  /** The entry as a directory at most `maxAgeMs` old holds it; undefined when it holds none of that name. */
+  async known(name: string): Promise<Entry | undefined> {
+    const now = this.clock();
+    const maxAgeMs = this.options.maxAgeMs ?? 1_000;
+    // Refresh ahead: the held entries still answer this call; the next ones get a load that is ready.
+    if (now - this.loadedFrom >= maxAgeMs / 2 && !this.loading && now - this.lastStart >= this.minIntervalMs)
+      this.start();
+    await this.loadedSince(now - maxAgeMs);
+    return this.entries.get(name);
   }
 
-  /** The key's state from a load that started after `arrivedAt`: the answer for a key not known before. */
-  async reloaded(keyHash: string, arrivedAt: number): Promise<ApiKeyState | undefined> {
+  /** The entry from a load that started after `arrivedAt`: the answer for a name not known before. */
+  async reloaded(name: string, arrivedAt: number): Promise<Entry | undefined> {
     await this.loadedSince(arrivedAt);
-    return this.keys.get(keyHash);
+    return this.entries.get(name);
   }
 
-  /** Resolves once the held keys come from a load that started at or after `instant`. */
+  private get minIntervalMs() {
+    return this.options.minIntervalMs ?? 100;
+  }
+
+  /** Resolves once the held entries come from a load that started at or after `instant`. */
   async loadedSince(instant: number): Promise<void> {
     while (this.loadedFrom < instant) {
       if (this.loading) {
@@ -70,7 +82,7 @@ export class KeyDirectory {
         if (this.loadedFrom < instant && this.lastFailureFrom >= instant) throw this.lastError;
         continue;
       }
-      const wait = this.lastStart + (this.options.minIntervalMs ?? 100) - this.clock();
+      const wait = this.lastStart + this.minIntervalMs - this.clock();
       if (wait > 0) {
         await new Promise((resolve) => setTimeout(resolve, wait));
         continue;
@@ -87,11 +99,11 @@ export class KeyDirectory {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       const ms = this.options.loadTimeoutMs ?? 2_000;
-      timer = setTimeout(() => reject(new Error(`key directory load slower than ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new Error(`directory load slower than ${ms} ms`)), ms);
     });
     const done = Promise.race([withoutQuerySignal(() => this.load()), timeout]).then(
-      (rows) => {
-        this.keys = new Map(rows.map((row) => [row.keyHash, row]));
+      (entries) => {
+        this.entries = entries;
         this.loadedFrom = startedAt;
       },
       (error: unknown) => {

@@ -1,0 +1,55 @@
+import { eq } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { findPartnerByName } from '../db/queries/apiKeys';
+import { brands } from '../db/schema';
+import { DEMO_KEYS } from '../db/seed/demo';
+import { NOW, openTestDatabase } from './support/database';
+import { expectPartnerError } from './support/errors';
+import { createBrandWithReviews } from './support/factories';
+import { callerFor, testServices } from './support/services';
+
+// A path's brand is resolved from the brand directory (server/directory.ts, issue 8: no round trip per
+// call), in the partner's scope (spec §5.2). Its stated bound: a change of which partner a brand belongs
+// to is seen by every call once the directory is 1 s old; a brand added is found at once.
+let database: Awaited<ReturnType<typeof openTestDatabase>>;
+let directoryClock = 0;
+let services: ReturnType<typeof testServices>;
+beforeAll(async () => {
+  database = await openTestDatabase();
+  services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => directoryClock });
+});
+
+describe('brand directory (spec §5.2, issue 8)', () => {
+  it('finds a brand added since the last load at once, without waiting for the bound', async () => {
+    const demo = callerFor(services, DEMO_KEYS.active);
+    await demo.brands.list({}); // the directories are loaded
+    directoryClock += 1;
+    const fixture = await createBrandWithReviews(database.db, {
+      critical: [1, 2],
+      platforms: ['BAEMIN'],
+      reviews: [{ shop: 0, writtenAt: new Date(NOW.getTime() - 3_600_000), rating: 5 }],
+    });
+    directoryClock += 1;
+    const { data } = await demo.reviews.list({ brand_code: fixture.brandCode });
+    expect(data.items.map((review) => review.review_id)).toEqual(fixture.reviewCodes);
+  });
+
+  it('sees a brand moved to another partner within 1 s, and never after', async () => {
+    const fixture = await createBrandWithReviews(database.db, { critical: [1, 2], platforms: ['YOGIYO'], reviews: [] });
+    const demo = callerFor(services, DEMO_KEYS.active);
+    const other = callerFor(services, DEMO_KEYS.other);
+    directoryClock += 1;
+    expect((await demo.shops.list({ brand_code: fixture.brandCode })).data.items).toHaveLength(1);
+    const otherEats = await findPartnerByName(database.db, 'Other Eats');
+    if (!otherEats) throw new Error('Other Eats missing');
+    await database.db.update(brands).set({ partnerId: otherEats.id }).where(eq(brands.id, fixture.brandId));
+
+    // Up to the bound the directory may still hold it under Demo Foods…
+    directoryClock += 999;
+    expect((await demo.shops.list({ brand_code: fixture.brandCode })).data.items).toHaveLength(1);
+    // …past it, every call sees the move: gone for the old partner, there for the new one.
+    directoryClock += 2;
+    await expectPartnerError(demo.shops.list({ brand_code: fixture.brandCode }), 'PARTNER_API_BRAND_NOT_FOUND');
+    expect((await other.shops.list({ brand_code: fixture.brandCode })).data.items).toHaveLength(1);
+  });
+});
