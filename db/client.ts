@@ -49,10 +49,13 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       connection: {
         // Sessions read and write instants; the KST conversion is explicit in the queries (D-5).
         TimeZone: 'UTC',
+        // Statements are prepared (preparedStatements below); each execution is still planned for its own
+        // values, so a keyword, a date range or a page depth never runs on a plan made for another.
+        plan_cache_mode: 'force_custom_plan',
         ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
       },
     });
-    const db = drizzlePostgres(cancellablePostgres(sql), { schema });
+    const db = drizzlePostgres(cancellablePostgres(preparedStatements(sql)), { schema });
     return {
       db,
       driver: 'postgres',
@@ -85,6 +88,27 @@ export function pgliteOf(handle: DatabaseHandle): PGlite {
 }
 
 type Sql = ReturnType<typeof postgres>;
+
+/**
+ * Every statement with parameters as a named prepared statement, kept per connection (issue 8). drizzle
+ * asks postgres.js for an unnamed one unless the query was built with `.prepare()`, and postgres.js sends
+ * an unnamed statement with parameters in two round trips (Parse/Describe, then Bind/Execute) and
+ * PostgreSQL parses it afresh each time; prepared, it is one round trip and parsed once per connection.
+ * PostgreSQL still plans each execution for its values (`plan_cache_mode = force_custom_plan` on the
+ * server's sessions), so a keyword's plan still fits the keyword. The statements
+ * are as many as the distinct SQL texts (filter combinations, not values) and go with their connection
+ * (postgres.js's max_lifetime, 30–60 min). postgres.js's own `prepare: false` (`?prepare=false` in
+ * DATABASE_URL) turns it off, e.g. behind a
+ * pooler in transaction mode.
+ */
+function preparedStatements(sql: Sql): Sql {
+  const unsafe = sql.unsafe.bind(sql);
+  const prepared = (query: string, parameters?: Parameters<Sql['unsafe']>[1], options?: Parameters<Sql['unsafe']>[2]) =>
+    unsafe(query, parameters, parameters?.length && sql.options.prepare ? { ...options, prepare: true } : options);
+  return new Proxy(sql, {
+    get: (target, key, receiver) => (key === 'unsafe' ? prepared : Reflect.get(target, key, receiver)),
+  });
+}
 
 /**
  * postgres.js with the query signal of db/cancellation.ts: drizzle sends every statement through
