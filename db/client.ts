@@ -8,6 +8,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { QueryAbortedError, querySignal } from './cancellation';
+import { mustPlanPerCall } from './plans';
 import * as schema from './schema';
 
 /** The one handle every query takes: both drivers satisfy it, so there is one code path for both. */
@@ -49,9 +50,6 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       connection: {
         // Sessions read and write instants; the KST conversion is explicit in the queries (D-5).
         TimeZone: 'UTC',
-        // Statements are prepared (preparedStatements below); each execution is still planned for its own
-        // values, so a keyword, a date range or a page depth never runs on a plan made for another.
-        plan_cache_mode: 'force_custom_plan',
         ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
       },
     });
@@ -91,20 +89,23 @@ type Sql = ReturnType<typeof postgres>;
 
 /**
  * Every statement with parameters as a named prepared statement, kept per connection (issue 8). drizzle
- * asks postgres.js for an unnamed one unless the query was built with `.prepare()`, and postgres.js sends
- * an unnamed statement with parameters in two round trips (Parse/Describe, then Bind/Execute) and
- * PostgreSQL parses it afresh each time; prepared, it is one round trip and parsed once per connection.
- * PostgreSQL still plans each execution for its values (`plan_cache_mode = force_custom_plan` on the
- * server's sessions), so a keyword's plan still fits the keyword. The statements
- * are as many as the distinct SQL texts (filter combinations, not values) and go with their connection
- * (postgres.js's max_lifetime, 30–60 min). postgres.js's own `prepare: false` (`?prepare=false` in
- * DATABASE_URL) turns it off, e.g. behind a
- * pooler in transaction mode.
+ * asks postgres.js for an unnamed one unless the query was built with `.prepare()`: parsed and planned
+ * afresh on every call. Prepared, a statement is parsed once per connection, and PostgreSQL may run it on
+ * a generic plan once that costs no more than its custom plans did (plan_cache_mode auto): planning was
+ * most of the database's cost of a list page. Statements whose best plan depends on their values
+ * (db/plans.ts: keywords) stay unnamed, so each call is planned for its own values. The statements are
+ * as many as the distinct SQL texts (filter combinations and page sizes, not values; LIMIT is written
+ * into the text, db/queries/pagination.ts) and go with their connection. postgres.js's own
+ * `prepare: false` (`?prepare=false` in DATABASE_URL, e.g. behind a pooler in transaction mode) turns it off.
  */
 function preparedStatements(sql: Sql): Sql {
   const unsafe = sql.unsafe.bind(sql);
   const prepared = (query: string, parameters?: Parameters<Sql['unsafe']>[1], options?: Parameters<Sql['unsafe']>[2]) =>
-    unsafe(query, parameters, parameters?.length && sql.options.prepare ? { ...options, prepare: true } : options);
+    unsafe(
+      query,
+      parameters,
+      parameters?.length && sql.options.prepare && !mustPlanPerCall() ? { ...options, prepare: true } : options,
+    );
   return new Proxy(sql, {
     get: (target, key, receiver) => (key === 'unsafe' ? prepared : Reflect.get(target, key, receiver)),
   });

@@ -2,7 +2,7 @@ import { asc, eq } from 'drizzle-orm';
 import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brands } from '../schema';
-import { type PageRequest, paginate } from './pagination';
+import { literalLimit, type PageRequest, paginate } from './pagination';
 
 /** A brand as every brand query takes it (tenancy): its row id, and the code its path names. */
 export type BrandScope = { id: number; brandCode: string };
@@ -32,7 +32,7 @@ export function listBrands(db: Db, partnerId: number, page: PageRequest) {
       .from(brands)
       .where(eq(brands.partnerId, partnerId))
       .orderBy(asc(brands.createdAt), asc(brands.brandCode))
-      .limit(limit)
+      .limit(literalLimit(limit))
       .offset(offset);
     return rows.map(({ createdAt, ...brand }) => ({ ...brand, created_at: kstTimestamp(createdAt) }));
   }, page);

@@ -1,3 +1,5 @@
+import { sql } from 'drizzle-orm';
+
 /** A page of a list, as asked for (already validated: page ≥ 1, 1 ≤ limit ≤ 100). */
 export type PageRequest = { page: number; limit: number };
 
@@ -14,4 +16,16 @@ export async function paginate<T>(
 ): Promise<Page<T>> {
   const rows = await fetch({ limit: limit + 1, offset: (page - 1) * limit });
   return { items: rows.slice(0, limit), page, limit, has_next: rows.length > limit };
+}
+
+/**
+ * A LIMIT written into the statement's text instead of sent as a parameter (issue 8). PostgreSQL plans a
+ * LIMIT parameter as "a tenth of the rows", so a prepared list statement never earned a reusable generic
+ * plan (db/plans.ts); with the number in the text it does, at the cost of one statement text per page
+ * size (at most 101). drizzle types `.limit()` as a number or placeholder but renders any SQL chunk it is
+ * given; test/pagination.test.ts holds it to the text.
+ */
+export function literalLimit(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a row count: ${limit}`);
+  return sql.raw(String(limit)) as unknown as number;
 }

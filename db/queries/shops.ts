@@ -2,7 +2,7 @@ import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { alertNumbers, brandUsers, managers, shopAlertNumbers, shopManagers, shops } from '../schema';
 import type { BrandScope } from './brands';
-import { type PageRequest, paginate } from './pagination';
+import { literalLimit, type PageRequest, paginate } from './pagination';
 
 /** Shops of a brand by name, platform (as text), platform_shop_id (D-9), with user, managers and alerts. */
 export function listShops(db: Db, brand: BrandScope, page: PageRequest) {
@@ -22,7 +22,7 @@ export function listShops(db: Db, brand: BrandScope, page: PageRequest) {
       .leftJoin(brandUsers, eq(brandUsers.id, shops.userId))
       .where(eq(shops.brandId, brand.id))
       .orderBy(asc(shops.name), asc(sql`${shops.platform}::text`), asc(shops.platformShopId))
-      .limit(limit)
+      .limit(literalLimit(limit))
       .offset(offset);
     const ids = rows.map((row) => row.id);
     const [assigned, alerts] = await Promise.all([managersOf(db, ids), alertsOf(db, ids)]);

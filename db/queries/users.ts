@@ -4,7 +4,7 @@ import { kstTimestamp } from '../kst';
 import { brandUsers, platformAccounts } from '../schema';
 import { isPublicCode } from '../schema/columns';
 import type { BrandScope } from './brands';
-import { type PageRequest, paginate } from './pagination';
+import { literalLimit, type PageRequest, paginate } from './pagination';
 
 const userColumns = {
   id: brandUsers.id,
@@ -21,7 +21,7 @@ export function listUsers(db: Db, brand: BrandScope, page: PageRequest) {
       .from(brandUsers)
       .where(eq(brandUsers.brandId, brand.id))
       .orderBy(asc(brandUsers.createdAt), asc(brandUsers.userCode))
-      .limit(limit)
+      .limit(literalLimit(limit))
       .offset(offset);
     return withPlatformAccounts(db, rows);
   }, page);

@@ -1,11 +1,12 @@
 import { and, desc, eq, gte, lt, lte, not, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../client';
 import { addDays, kstDayStart, kstTimestamp } from '../../kst';
+import { plannedPerCall } from '../../plans';
 import { reviews, shops } from '../../schema';
 import { isPublicCode } from '../../schema/columns';
 import type { platformEnum } from '../../schema/enums';
 import type { BrandScope } from '../brands';
-import { type PageRequest, paginate } from '../pagination';
+import { literalLimit, type PageRequest, paginate } from '../pagination';
 import { isCritical, matchesKeyword } from './rules';
 
 /** The filters of spec §4.5, already validated. Days are KST `YYYY-MM-DD`, both inclusive. */
@@ -112,7 +113,7 @@ export function reviewListQuery(db: Db, brand: BrandScope, filters: ReviewFilter
   const page = (needsShop ? keys.innerJoin(shops, eq(shops.id, reviews.shopId)) : keys)
     .where(and(...filterConditions(brand, filters), afterPosition))
     .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
-    .limit(window.limit)
+    .limit(literalLimit(window.limit))
     .offset(window.offset)
     .as('page');
   return db
@@ -133,10 +134,12 @@ export function listReviews(
   filters: ReviewFilters,
   { after, ...page }: PageRequest & { after?: ReviewPosition | undefined },
 ) {
-  return paginate(
-    async (window) => (await reviewListQuery(db, brand, filters, { ...window, after })).map(toReview),
-    page,
-  );
+  return paginate(async (window) => {
+    const query = reviewListQuery(db, brand, filters, { ...window, after });
+    // A keyword's best plan depends on how common the word is: never a cached one (db/plans.ts).
+    const rows = filters.keyword === undefined ? await query : await plannedPerCall(() => query);
+    return rows.map(toReview);
+  }, page);
 }
 
 /** One review of the brand by its public id; undefined when missing or of another brand. */

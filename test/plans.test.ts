@@ -1,0 +1,47 @@
+import { sql } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../db/client';
+import { loadBrandScopes } from '../db/queries/brands';
+import { listReviews, reviewListQuery } from '../db/queries/reviews';
+import { listUsers } from '../db/queries/users';
+import { DRIVER, openTestDatabase } from './support/database';
+
+// Statements and their plans (db/plans.ts, db/client.ts, issue 8): list statements are prepared and may
+// run on a cached plan, so the page size is part of their text; a keyword's statement never is prepared,
+// so it is planned for its own word every time.
+let database: Awaited<ReturnType<typeof openTestDatabase>>;
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+
+async function chickenHouse(db = database.db) {
+  const brand = [...(await loadBrandScopes(db)).values()].find((scope) => scope.brandCode === 'chicken-house');
+  if (!brand) throw new Error('demo brand missing');
+  return brand;
+}
+
+describe('list statements', () => {
+  it('carry the page size in their text, not as a parameter', async () => {
+    const query = reviewListQuery(database.db, await chickenHouse(), {}, { limit: 21, offset: 0 }).toSQL();
+    expect(query.sql).toMatch(/ limit 21\)/);
+    expect(query.sql).not.toMatch(/ limit \$/);
+  });
+
+  it.skipIf(DRIVER !== 'postgres')('are prepared on PostgreSQL, except those with a keyword', async () => {
+    // One connection, so the session whose prepared statements are read is the one that ran the lists.
+    const single = await openDatabase({ url: database.url ?? '', maxConnections: 1 });
+    try {
+      const brand = await chickenHouse(single.db);
+      await listReviews(single.db, brand, { platform: 'BAEMIN' }, { page: 1, limit: 7 });
+      await listReviews(single.db, brand, { keyword: '치킨' }, { page: 1, limit: 7 });
+      await listUsers(single.db, brand, { page: 1, limit: 7 });
+      const prepared = await single.rows<{ statement: string }>(sql`SELECT statement FROM pg_prepared_statements`);
+      const texts = prepared.map((row) => row.statement);
+      expect(texts.some((text) => text.includes('"shops"."platform" = $') && text.includes('limit 8'))).toBe(true);
+      expect(texts.some((text) => text.includes('from "brand_users"') && text.includes('limit 8'))).toBe(true);
+      expect(texts.some((text) => /ILIKE/i.test(text))).toBe(false);
+    } finally {
+      await single.close();
+    }
+  });
+});
