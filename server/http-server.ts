@@ -14,8 +14,13 @@ export type HttpServer = http.Server & {
   drain(timeoutMs: number): Promise<boolean>;
 };
 
-/** A keep-alive connection idle this long while draining is closed; a request arriving within it is answered. */
-const IDLE_GRACE_MS = 100;
+/**
+ * A keep-alive connection idle this long while draining is closed; a request arriving within it is
+ * answered. Closing is a race with a client that is sending its next request on that connection (it
+ * gets ECONNRESET): a busy client can take well over 100 ms between two calls (seen in the drain test on
+ * a loaded machine), and 1 s makes a connection that idle one its client has left, not one it is reusing.
+ */
+const IDLE_GRACE_MS = 1_000;
 
 /**
  * The HTTP server around the app. Requests Node's own parser refuses (a malformed request line, headers
@@ -81,7 +86,7 @@ export function createHttpServer(app: Express, log: Logger): HttpServer {
         for (const [socket, state] of connections)
           if (state.active === 0 && now - state.idleSince >= IDLE_GRACE_MS) socket.end();
       };
-      sweep = setInterval(closeIdle, IDLE_GRACE_MS / 4);
+      sweep = setInterval(closeIdle, 25);
       closeIdle();
     });
   return server;
