@@ -1,6 +1,6 @@
 import type { Db } from '../db/client';
 import type { ApiKeyState } from '../db/queries/apiKeys';
-import type { BrandScope } from '../db/queries/brands';
+import type { BrandEntry } from '../db/queries/brands';
 import type { Directory } from './directory';
 import type { Logger } from './logger';
 import type { RateLimiter, RateLimitPolicy } from './ratelimit/limiter';
@@ -22,7 +22,7 @@ export type Services = {
     keys: Directory<ApiKeyState>;
   };
   /** Every brand under its partner (db/queries/brands.ts brandScopeName), at most 1 s old. */
-  brands: Directory<BrandScope>;
+  brands: Directory<BrandEntry>;
 };
 
 /** One request, whichever door it came through (REST, tRPC transport, createCaller). */

@@ -54,13 +54,18 @@ export class Directory<Entry> {
 
   /** The entry as a directory at most `maxAgeMs` old holds it; undefined when it holds none of that name. */
   async known(name: string): Promise<Entry | undefined> {
+    return (await this.all()).get(name);
+  }
+
+  /** Every entry of a directory at most `maxAgeMs` old, in the order its load gave them. */
+  async all(): Promise<ReadonlyMap<string, Entry>> {
     const now = this.clock();
     const maxAgeMs = this.options.maxAgeMs ?? 1_000;
     // Refresh ahead: the held entries still answer this call; the next ones get a load that is ready.
     if (now - this.loadedFrom >= maxAgeMs / 2 && !this.loading && now - this.lastStart >= this.minIntervalMs)
       this.start();
     await this.loadedSince(now - maxAgeMs);
-    return this.entries.get(name);
+    return this.entries;
   }
 
   /** The entry from a load that started after `arrivedAt`: the answer for a name not known before. */

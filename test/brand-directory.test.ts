@@ -52,4 +52,17 @@ describe('brand directory (spec §5.2, issue 8)', () => {
     await expectPartnerError(demo.shops.list({ brand_code: fixture.brandCode }), 'PARTNER_API_BRAND_NOT_FOUND');
     expect((await other.shops.list({ brand_code: fixture.brandCode })).data.items).toHaveLength(1);
   });
+
+  it('lists a brand added, oldest first, once the directory is 1 s old at most (spec §4.1, D-9)', async () => {
+    const demo = callerFor(services, DEMO_KEYS.active);
+    const before = (await demo.brands.list({ limit: 100 })).data.items.map((brand) => brand.brand_code);
+    directoryClock += 1;
+    const fixture = await createBrandWithReviews(database.db, { critical: [1, 2], platforms: ['NAVER'], reviews: [] });
+    // Past the bound the list holds it, after every older brand.
+    directoryClock += 1_001;
+    const after = (await demo.brands.list({ limit: 100 })).data.items.map((brand) => brand.brand_code);
+    expect(after).toEqual([...before, fixture.brandCode]);
+    const other = callerFor(services, DEMO_KEYS.other);
+    expect((await other.brands.list({})).data.items.map((brand) => brand.brand_code)).not.toContain(fixture.brandCode);
+  });
 });

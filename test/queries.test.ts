@@ -33,7 +33,7 @@ describe(`tenancy in the queries on ${DRIVER}`, () => {
     expect(await brandInScope(demoFoods, 'chicken-house')).toBeDefined();
     expect(await brandInScope(otherEats, 'chicken-house')).toBeUndefined();
     expect(await brandInScope(demoFoods, 'CHICKEN-HOUSE')).toBeUndefined();
-    const own = await listBrands(database.db, otherEats, all);
+    const own = await listBrands((await loadBrandScopes(database.db)).values(), otherEats, all);
     expect(own.items.map((brand) => brand.brand_code)).toEqual(['burger-town']);
   });
 

@@ -1,11 +1,17 @@
-import { asc, eq } from 'drizzle-orm';
+import { asc } from 'drizzle-orm';
 import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brands } from '../schema';
-import { literalLimit, type PageRequest, paginate } from './pagination';
+import { type PageRequest, paginate } from './pagination';
 
 /** A brand as every brand query takes it (tenancy): its row id, and the code its path names. */
 export type BrandScope = { id: number; brandCode: string };
+
+/** A brand as the brand directory (server/directory.ts) holds it: its scope, its partner, and spec §2 Brand. */
+export type BrandEntry = BrandScope & {
+  partnerId: number;
+  listed: { brand_code: string; display_name: string; created_at: string };
+};
 
 /** Where the brand directory holds a brand: under its partner and code, so another partner's is not found. */
 export function brandScopeName(partnerId: number, brandCode: string) {
@@ -14,26 +20,34 @@ export function brandScopeName(partnerId: number, brandCode: string) {
 
 /**
  * Every brand under its partner (spec §5.2: a brand of another partner is a missing one), for the brand
- * directory (server/directory.ts) that resolves a path's brand_code without a round trip (issue 8). Only
- * identity: what a brand's answers depend on (its critical range, D-7) is read by the query itself.
+ * directory, which resolves a path's brand_code and answers GET /brands without a round trip (issue 8).
+ * In the list order of D-9 (oldest first, then by code), which the map keeps. What a brand's other
+ * answers depend on (its critical range, D-7) is read by each query itself, never from here.
  */
-export async function loadBrandScopes(db: Db): Promise<Map<string, BrandScope>> {
+export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> {
   const rows = await db
-    .select({ id: brands.id, brandCode: brands.brandCode, partnerId: brands.partnerId })
-    .from(brands);
-  return new Map(rows.map(({ partnerId, ...brand }) => [brandScopeName(partnerId, brand.brandCode), brand]));
+    .select({
+      id: brands.id,
+      brandCode: brands.brandCode,
+      partnerId: brands.partnerId,
+      displayName: brands.displayName,
+      createdAt: brands.createdAt,
+    })
+    .from(brands)
+    .orderBy(asc(brands.createdAt), asc(brands.brandCode));
+  return new Map(
+    rows.map(({ displayName, createdAt, ...brand }) => [
+      brandScopeName(brand.partnerId, brand.brandCode),
+      {
+        ...brand,
+        listed: { brand_code: brand.brandCode, display_name: displayName, created_at: kstTimestamp(createdAt) },
+      },
+    ]),
+  );
 }
 
-/** Brands of a partner, oldest first then by code (D-9). */
-export function listBrands(db: Db, partnerId: number, page: PageRequest) {
-  return paginate(async ({ limit, offset }) => {
-    const rows = await db
-      .select({ brand_code: brands.brandCode, display_name: brands.displayName, createdAt: brands.createdAt })
-      .from(brands)
-      .where(eq(brands.partnerId, partnerId))
-      .orderBy(asc(brands.createdAt), asc(brands.brandCode))
-      .limit(literalLimit(limit))
-      .offset(offset);
-    return rows.map(({ createdAt, ...brand }) => ({ ...brand, created_at: kstTimestamp(createdAt) }));
-  }, page);
+/** Brands of a partner (spec §4.1), oldest first then by code (D-9): the directory's order, paged. */
+export function listBrands(directory: Iterable<BrandEntry>, partnerId: number, page: PageRequest) {
+  const own = [...directory].filter((brand) => brand.partnerId === partnerId).map((brand) => brand.listed);
+  return paginate(async ({ limit, offset }) => own.slice(offset, offset + limit), page);
 }

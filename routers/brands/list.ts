@@ -3,9 +3,11 @@ import { partnerProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { listBrandsInput, listBrandsMeta, listBrandsOutput } from './list.schema';
 
-/** GET /partner/v1/brands (spec §4.1). */
+/** GET /partner/v1/brands (spec §4.1), from the brand directory: at most 1 s old, like the key check. */
 export const list = partnerProcedure
   .meta(listBrandsMeta)
   .input(listBrandsInput)
   .output(listBrandsOutput)
-  .query(async ({ ctx, input }) => success(await listBrands(ctx.db, ctx.partner.partnerId, input)));
+  .query(async ({ ctx, input }) =>
+    success(await listBrands((await ctx.brands.all()).values(), ctx.partner.partnerId, input)),
+  );
