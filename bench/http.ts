@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -122,6 +122,39 @@ async function waitReady(base: string, child: ChildProcess, timeoutMs = 60_000) 
 
 type Load = { reqPerSec: number; p50: number; p99: number; answered: number; non2xx: number; errors: number };
 
+// ---------------------------------------------------------------------------------------------------------
+// CPU per call: where a call's cost is paid, the server process or PostgreSQL (issue 8's "what stands in
+// the way"). Read from /proc during the max-throughput run: the server's process group, and every
+// PostgreSQL backend on the machine (the bench is the only client of its database).
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU seconds used so far by the processes of a process group, and by all `postgres` processes. */
+function cpuSeconds(pgid: number): { server: number; postgres: number } {
+  const used = { server: 0, postgres: 0 };
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      // Fields after the command's closing parenthesis: state ppid pgrp … utime (12th) stime (13th).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      if (Number(fields[2]) === pgid) used.server += seconds;
+      else if (command === 'postgres') used.postgres += seconds;
+    } catch {}
+  }
+  return used;
+}
+
+type CpuPerCall = { serverMs: number; postgresMs: number };
+
 async function cannon(url: string, options: { duration: number; overallRate?: number }): Promise<Load> {
   const result = await autocannon({
     url,
@@ -143,11 +176,20 @@ async function cannon(url: string, options: { duration: number; overallRate?: nu
   };
 }
 
-async function measure(url: string, rate: number) {
+async function measure(url: string, rate: number, serverGroup?: number) {
   await cannon(url, { duration: WARMUP });
+  const before = serverGroup === undefined ? undefined : cpuSeconds(serverGroup);
   const max = await cannon(url, { duration: DURATION });
+  let cpu: CpuPerCall | undefined;
+  if (serverGroup !== undefined && before && max.answered) {
+    const after = cpuSeconds(serverGroup);
+    cpu = {
+      serverMs: ((after.server - before.server) * 1000) / max.answered,
+      postgresMs: ((after.postgres - before.postgres) * 1000) / max.answered,
+    };
+  }
   const fixed = await cannon(url, { duration: DURATION, overallRate: rate });
-  return { max, fixed };
+  return { max, fixed, cpu };
 }
 
 function pgbenchPath(): string {
@@ -248,30 +290,22 @@ function scenarios(today: string, reviewCode: string): Scenario[] {
     list('page 1, limit 100', {}, { limit: 100 }),
     list('page 1000, limit 100', {}, { page: 1000, limit: 100 }),
     { name: 'single review', path: `${brand}/reviews/${reviewCode}`, rate: 300, target: { p99At: 40 } },
-    {
-      name: 'review-stats by shop, 366 days',
-      path: `${brand}/review-stats?group_by=shop&${last366}`,
-      rate: 100,
-      target: statsTarget,
-    },
-    {
-      name: 'review-stats by date, 366 days',
-      path: `${brand}/review-stats?group_by=date&${last366}`,
-      rate: 100,
-      target: statsTarget,
-    },
-    {
-      name: 'sales by shop, 366 days',
-      path: `${brand}/sales?group_by=shop&${last366}`,
-      rate: 100,
-      target: statsTarget,
-    },
-    {
-      name: 'sales by week, 366 days',
-      path: `${brand}/sales?group_by=week&${last366}`,
-      rate: 100,
-      target: statsTarget,
-    },
+    ...(['shop', 'platform', 'date'] as const).map(
+      (groupBy): Scenario => ({
+        name: `review-stats by ${groupBy}, 366 days`,
+        path: `${brand}/review-stats?group_by=${groupBy}&${last366}`,
+        rate: 100,
+        target: statsTarget,
+      }),
+    ),
+    ...(['shop', 'platform', 'user', 'date', 'week'] as const).map(
+      (groupBy): Scenario => ({
+        name: `sales by ${groupBy}, 366 days`,
+        path: `${brand}/sales?group_by=${groupBy}&${last366}`,
+        rate: 100,
+        target: statsTarget,
+      }),
+    ),
   ];
 }
 
@@ -347,21 +381,21 @@ async function main() {
     });
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);
-    return { base, stop: () => killGroup(child) };
+    return { base, group: child.pid, stop: () => killGroup(child) };
   };
 
   const results: (Row & { pass?: string })[] = [];
   const json: Record<string, unknown>[] = [];
   const server = await serve({});
   let brandsBody = '';
-  const api: Record<string, { max: Load; fixed: Load }> = {};
+  const api: Record<string, { max: Load; fixed: Load; cpu?: CpuPerCall | undefined }> = {};
   for (const scenario of all) {
     process.stdout.write(`${scenario.name} …\n`);
     const check = await fetch(`${server.base}${scenario.path}`, { headers: { 'x-partner-api-key': DEMO_KEYS.active } });
     const body = await check.text();
     if (!check.ok) throw new Error(`${scenario.path}: ${check.status} ${body.slice(0, 300)}`);
     if (scenario.name === 'GET /brands') brandsBody = body;
-    api[scenario.name] = await measure(`${server.base}${scenario.path}`, scenario.rate);
+    api[scenario.name] = await measure(`${server.base}${scenario.path}`, scenario.rate, server.group);
   }
   // GET /brands with the shared Redis limiter (D-14): its cost against the in-process limiter, measured
   // back to back (plain, Redis, plain, Redis; the best of each) so the shared machine's drift cancels out.
@@ -413,7 +447,7 @@ async function main() {
   for (const scenario of all) {
     const measured = api[scenario.name];
     if (!measured) continue;
-    const { max, fixed } = measured;
+    const { max, fixed, cpu } = measured;
     const limit = tps[scenario.name] ?? (scenario.name === 'GET /brands' ? bare?.reqPerSec : undefined);
     const ratio = limit ? max.reqPerSec / limit : undefined;
     const failures: string[] = [];
@@ -443,9 +477,10 @@ async function main() {
       target: targetText,
       'limit (pgbench tps / bare http)': limit === undefined ? '' : whole(limit),
       'API / limit': ratio === undefined ? '' : `${(ratio * 100).toFixed(0)} %`,
+      'CPU ms per call, server / PostgreSQL': cpu ? `${cpu.serverMs.toFixed(2)} / ${cpu.postgresMs.toFixed(2)}` : '',
       pass: failures.length ? `FAIL (${failures.join(', ')})` : 'pass',
     });
-    json.push({ ...scenario, max, fixed, limit, ratio, failures });
+    json.push({ ...scenario, max, fixed, cpu, limit, ratio, failures });
   }
   if (redisBrands) {
     const plain = plainBrands;
