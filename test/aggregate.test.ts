@@ -68,6 +68,14 @@ async function expectedRows(db: Db, now: Date) {
       ratingThree: 0,
       ratingFour: 0,
       ratingFive: 0,
+      runningRows: 0,
+      runningReviewCount: 0,
+      runningReplyCount: 0,
+      runningRatingOne: 0,
+      runningRatingTwo: 0,
+      runningRatingThree: 0,
+      runningRatingFour: 0,
+      runningRatingFive: 0,
     };
     row.reviewCount++;
     if (review.state === 'POSTED' || review.state === 'OWNER_DIRECT') row.replyCount++;
@@ -89,11 +97,32 @@ async function expectedRows(db: Db, now: Date) {
       day: snapshot.day,
       brandId: counted.get(snapshot.shopId)?.brandId,
       salesAmount: snapshot.amount,
+      runningRows: 0,
+      runningSalesAmount: 0,
     }));
 
   const byShopAndDay = (a: { shopId: number; day: string }, b: { shopId: number; day: string }) =>
     a.shopId - b.shopId || a.day.localeCompare(b.day);
-  return { stats: [...stats.values()].sort(byShopAndDay), sales: sales.sort(byShopAndDay) };
+  const statsRows = [...stats.values()].sort(byShopAndDay);
+  sales.sort(byShopAndDay);
+  // The running totals (issue 8): per shop in day order, the row itself included.
+  statsRows.forEach((row, index) => {
+    const previous = statsRows[index - 1]?.shopId === row.shopId ? statsRows[index - 1] : undefined;
+    row.runningRows = (previous?.runningRows ?? 0) + 1;
+    row.runningReviewCount = (previous?.runningReviewCount ?? 0) + row.reviewCount;
+    row.runningReplyCount = (previous?.runningReplyCount ?? 0) + row.replyCount;
+    row.runningRatingOne = (previous?.runningRatingOne ?? 0) + row.ratingOne;
+    row.runningRatingTwo = (previous?.runningRatingTwo ?? 0) + row.ratingTwo;
+    row.runningRatingThree = (previous?.runningRatingThree ?? 0) + row.ratingThree;
+    row.runningRatingFour = (previous?.runningRatingFour ?? 0) + row.ratingFour;
+    row.runningRatingFive = (previous?.runningRatingFive ?? 0) + row.ratingFive;
+  });
+  sales.forEach((row, index) => {
+    const previous = sales[index - 1]?.shopId === row.shopId ? sales[index - 1] : undefined;
+    row.runningRows = (previous?.runningRows ?? 0) + 1;
+    row.runningSalesAmount = (previous?.runningSalesAmount ?? 0) + row.salesAmount;
+  });
+  return { stats: statsRows, sales };
 }
 
 describe('the rows of a run (D-6)', () => {
