@@ -382,6 +382,12 @@ describe('the KST rules in SQL agree with db/kst.ts (D-5)', () => {
       .from(sql`generate_series('2027-12-20'::date, '2028-03-10'::date, interval '1 day') AS day`);
     expect(rows).toHaveLength(82);
     for (const { day, monday } of rows) expect(monday, day).toBe(mondayOf(day));
+    // Around its reference Monday (1970-01-05), where the days since it turn negative.
+    const early = await database.db
+      .select({ day: sql<string>`day::date`, monday: mondayOfDay(sql`day::date`) })
+      .from(sql`generate_series('1969-12-20'::date, '1970-01-20'::date, interval '1 day') AS day`);
+    expect(early).toHaveLength(32);
+    for (const { day, monday } of early) expect(monday, day).toBe(mondayOf(day));
   });
 });
 
