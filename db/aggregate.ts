@@ -71,6 +71,10 @@ type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0];
  * `perDay` is a MATERIALIZED CTE on purpose: inlined, PostgreSQL grouped a million reviews by sorting them
  * (to feed the window's order, under an estimate of a million groups) instead of hashing them and sorting
  * the ~38,000 groups, ~40 % slower at 1M reviews.
+ *
+ * The rows go in in the order of the (brand_id, day) index, which group_by=date and week read: a day's
+ * rows of every shop then share a few pages instead of one page each (at 1M, the first page of
+ * review-stats by date 0.7 -> 0.3 ms). The running-total reads probe two rows per shop whatever the order.
  */
 function withRunningTotals(table: typeof reviewStatsDaily | typeof salesDaily, perDay: SQLWrapper): SQL {
   const columns = Object.values(getTableColumns(table)).map(({ name }) => {
@@ -80,7 +84,8 @@ function withRunningTotals(table: typeof reviewStatsDaily | typeof salesDaily, p
   });
   return sql`WITH per_day AS MATERIALIZED (${perDay})
     SELECT ${sql.join(columns, sql`, `)} FROM per_day
-    WINDOW w AS (PARTITION BY shop_id ORDER BY day ROWS UNBOUNDED PRECEDING)`;
+    WINDOW w AS (PARTITION BY shop_id ORDER BY day ROWS UNBOUNDED PRECEDING)
+    ORDER BY brand_id, day, shop_id`;
 }
 
 /** Deletes and re-inserts both tables for every KST day before today of `now`; the caller holds the lock. */
