@@ -54,9 +54,11 @@ export function kstDayOf(instant: SQLWrapper): SQL<string> {
 }
 
 /**
- * SQL: the Monday (a `date`) of the week of a `date` expression, as mondayOf (spec §4.8 rule 1). Plain
- * date arithmetic on the ISO weekday (Monday = 1), so no time zone takes part.
+ * SQL: the Monday (a `date`) of the week of a `date` expression, as mondayOf (spec §4.8 rule 1). Integer
+ * date arithmetic: the days since a known Monday (1970-01-05), modulo 7 and made non-negative, are the
+ * days since the week's Monday; no time zone takes part. (extract(isodow …) computes in numeric, which
+ * made sales by week over 366 days twice as slow at 1M: 6.1 -> 3.1 ms, issue 8.)
  */
 export function mondayOfDay(day: SQLWrapper): SQL<string> {
-  return sql<string>`(${day} - (extract(isodow FROM ${day})::int - 1))`;
+  return sql<string>`(${day} - (((${day} - DATE '1970-01-05') % 7 + 7) % 7))`;
 }

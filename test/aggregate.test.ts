@@ -68,6 +68,14 @@ async function expectedRows(db: Db, now: Date) {
       ratingThree: 0,
       ratingFour: 0,
       ratingFive: 0,
+      runningRows: 0,
+      runningReviewCount: 0,
+      runningReplyCount: 0,
+      runningRatingOne: 0,
+      runningRatingTwo: 0,
+      runningRatingThree: 0,
+      runningRatingFour: 0,
+      runningRatingFive: 0,
     };
     row.reviewCount++;
     if (review.state === 'POSTED' || review.state === 'OWNER_DIRECT') row.replyCount++;
@@ -89,11 +97,32 @@ async function expectedRows(db: Db, now: Date) {
       day: snapshot.day,
       brandId: counted.get(snapshot.shopId)?.brandId,
       salesAmount: snapshot.amount,
+      runningRows: 0,
+      runningSalesAmount: 0,
     }));
 
   const byShopAndDay = (a: { shopId: number; day: string }, b: { shopId: number; day: string }) =>
     a.shopId - b.shopId || a.day.localeCompare(b.day);
-  return { stats: [...stats.values()].sort(byShopAndDay), sales: sales.sort(byShopAndDay) };
+  const statsRows = [...stats.values()].sort(byShopAndDay);
+  sales.sort(byShopAndDay);
+  // The running totals (issue 8): per shop in day order, the row itself included.
+  statsRows.forEach((row, index) => {
+    const previous = statsRows[index - 1]?.shopId === row.shopId ? statsRows[index - 1] : undefined;
+    row.runningRows = (previous?.runningRows ?? 0) + 1;
+    row.runningReviewCount = (previous?.runningReviewCount ?? 0) + row.reviewCount;
+    row.runningReplyCount = (previous?.runningReplyCount ?? 0) + row.replyCount;
+    row.runningRatingOne = (previous?.runningRatingOne ?? 0) + row.ratingOne;
+    row.runningRatingTwo = (previous?.runningRatingTwo ?? 0) + row.ratingTwo;
+    row.runningRatingThree = (previous?.runningRatingThree ?? 0) + row.ratingThree;
+    row.runningRatingFour = (previous?.runningRatingFour ?? 0) + row.ratingFour;
+    row.runningRatingFive = (previous?.runningRatingFive ?? 0) + row.ratingFive;
+  });
+  sales.forEach((row, index) => {
+    const previous = sales[index - 1]?.shopId === row.shopId ? sales[index - 1] : undefined;
+    row.runningRows = (previous?.runningRows ?? 0) + 1;
+    row.runningSalesAmount = (previous?.runningSalesAmount ?? 0) + row.salesAmount;
+  });
+  return { stats: statsRows, sales };
 }
 
 describe('the rows of a run (D-6)', () => {
@@ -353,6 +382,12 @@ describe('the KST rules in SQL agree with db/kst.ts (D-5)', () => {
       .from(sql`generate_series('2027-12-20'::date, '2028-03-10'::date, interval '1 day') AS day`);
     expect(rows).toHaveLength(82);
     for (const { day, monday } of rows) expect(monday, day).toBe(mondayOf(day));
+    // Around its reference Monday (1970-01-05), where the days since it turn negative.
+    const early = await database.db
+      .select({ day: sql<string>`day::date`, monday: mondayOfDay(sql`day::date`) })
+      .from(sql`generate_series('1969-12-20'::date, '1970-01-20'::date, interval '1 day') AS day`);
+    expect(early).toHaveLength(32);
+    for (const { day, monday } of early) expect(monday, day).toBe(mondayOf(day));
   });
 });
 

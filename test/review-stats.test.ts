@@ -304,8 +304,17 @@ describe('order (spec §4.7, D-9) and pages', () => {
       ratingThree: 0,
       ratingFour: 0,
       ratingFive: 0,
+      runningRows: 1,
+      runningReviewCount: 0,
+      runningReplyCount: 0,
+      runningRatingOne: 0,
+      runningRatingTwo: 0,
+      runningRatingThree: 0,
+      runningRatingFour: 0,
+      runningRatingFive: 0,
     });
-    await copy.db.update(reviewStatsDaily).set({ reviewCount: 0 });
+    // The running totals (issue 8) follow: with every count 0, every running count is 0 too.
+    await copy.db.update(reviewStatsDaily).set({ reviewCount: 0, runningReviewCount: 0 });
 
     const byShop = await stats({ group_by: 'shop' }, caller);
     const keys = byShop.map((row) => [row.platform_shop_id ?? '', row.platform ?? ''] as const);

@@ -1,4 +1,4 @@
-import { and, eq, gte, inArray, lte } from 'drizzle-orm';
+import { and, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildDailyAggregate } from '../db/aggregate';
 import type { DatabaseHandle } from '../db/client';
@@ -280,10 +280,16 @@ describe('order (spec §4.8, D-9) and pages', () => {
       })
       .returning({ id: shops.id });
     if (!twin) throw new Error('not inserted');
-    await copy.db
-      .insert(salesDaily)
-      .values({ shopId: twin.id, day: YESTERDAY, brandId: gangnam.brandId, salesAmount: 0 });
-    await copy.db.update(salesDaily).set({ salesAmount: 0 });
+    await copy.db.insert(salesDaily).values({
+      shopId: twin.id,
+      day: YESTERDAY,
+      brandId: gangnam.brandId,
+      salesAmount: 0,
+      runningRows: 1,
+      runningSalesAmount: 0,
+    });
+    // The running totals (issue 8) follow the amounts: all 0.
+    await copy.db.update(salesDaily).set({ salesAmount: 0, runningSalesAmount: 0 });
 
     const byShop = await sales({ group_by: 'shop' }, caller);
     const keys = byShop.map((row) => [row.platform_shop_id ?? '', row.platform ?? ''] as const);
@@ -310,7 +316,8 @@ describe('order (spec §4.8, D-9) and pages', () => {
       .where(eq(shops.platformShopId, WITHOUT_USER));
     await copy.db
       .update(salesDaily)
-      .set({ salesAmount: 1 })
+      // 1 a day: the running amount is the running row count.
+      .set({ salesAmount: 1, runningSalesAmount: sql`${salesDaily.runningRows}` })
       .where(inArray(salesDaily.shopId, [ownerless?.id ?? -1]));
     const reordered = await sales({ group_by: 'user' }, caller);
     expect(reordered.map((row) => row.user?.user_code ?? null)).toEqual([null, ...users.slice(0, -1)]);

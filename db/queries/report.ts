@@ -1,37 +1,93 @@
-import { and, eq, gte, lte, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
-import type { PgColumn } from 'drizzle-orm/pg-core';
+import { and, desc, eq, gte, lt, lte, type SQL, type SQLWrapper, type Subquery, sql } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import type { Db } from '../client';
 import { shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 
 // What the two reads of the daily aggregate (review-stats, sales) share.
 
+/** The filters of spec §4.7 / §4.8: the KST day range (both inclusive, defaults applied), platform, shop. */
+export type ReportFilters = {
+  from: string;
+  to: string;
+  platform?: (typeof platformEnum.enumValues)[number] | undefined;
+  platform_shop_id?: string | undefined;
+};
+
+/** The optional platform and shop filters, on `shops`. */
+function shopFilter(filters: ReportFilters): SQL | undefined {
+  return and(
+    filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
+    filters.platform_shop_id === undefined ? undefined : eq(shops.platformShopId, filters.platform_shop_id),
+  );
+}
+
 /**
- * The filters of spec §4.7 / §4.8 on a daily aggregate table joined with its shops: the brand (tenancy),
- * the KST day range (both inclusive, defaults already applied), and the optional platform and shop.
+ * The filters on a daily aggregate table read row by row (group_by=date, week): the brand (tenancy), the
+ * day range, and the optional platform and shop.
  */
 export function reportConditions(
   daily: { brandId: PgColumn; day: PgColumn; shopId: PgColumn },
   brand: BrandScope,
-  filters: {
-    from: string;
-    to: string;
-    platform?: (typeof platformEnum.enumValues)[number] | undefined;
-    platform_shop_id?: string | undefined;
-  },
+  filters: ReportFilters,
 ): SQL | undefined {
-  const shopFilter = and(
-    filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
-    filters.platform_shop_id === undefined ? undefined : eq(shops.platformShopId, filters.platform_shop_id),
-  );
+  const onShops = shopFilter(filters);
   return and(
     eq(daily.brandId, brand.id),
     gte(daily.day, filters.from),
     lte(daily.day, filters.to),
     // A semi-join on the brand's few shops, so the aggregate rows are filtered before any join.
-    shopFilter &&
-      sql`${daily.shopId} IN (SELECT ${shops.id} FROM ${shops} WHERE ${shops.brandId} = ${brand.id} AND ${shopFilter})`,
+    onShops &&
+      sql`${daily.shopId} IN (SELECT ${shops.id} FROM ${shops} WHERE ${shops.brandId} = ${brand.id} AND ${onShops})`,
   );
+}
+
+/** A daily aggregate table with running totals per shop in day order (db/schema/aggregates.ts). */
+type RunningDaily = PgTable & { shopId: PgColumn; day: PgColumn; runningRows: PgColumn };
+
+/**
+ * Each shop's totals over [from, to] from the running totals of the aggregate (issue 8): the running value
+ * at the shop's last row on or before `to` minus the one at its last row before `from` (none: 0). Two
+ * probes of the (shop_id, day) primary key per shop of the brand, whatever the length of the range,
+ * instead of reading every (shop, day) row of it. A shop whose row count does not change over the range
+ * has no row in it and does not appear (spec §4.7 rule 2, §4.8 rule 4), even where a sales amount is 0.
+ *
+ * The caller selects FROM `shops`, joins `upTo` and `beforeFrom` as their comments say, filters by `where`
+ * (the brand's shops under the filters, with rows in the range) and groups; `totals` are SUMs of the
+ * differences, so grouping shops (platform, user) adds them up and grouping by shop gives the shop's own.
+ */
+export function shopRangeTotals<Running extends Record<string, PgColumn>>(
+  db: Db,
+  daily: RunningDaily,
+  running: Running,
+  brand: BrandScope,
+  filters: ReportFilters,
+) {
+  const lastRow = (alias: string, onOrBefore: SQL) =>
+    db
+      .select({ rows: daily.runningRows, ...running })
+      .from(daily)
+      .where(and(eq(daily.shopId, shops.id), onOrBefore))
+      .orderBy(desc(daily.day))
+      .limit(1)
+      // Its fields are read by name below (`field`); typed loosely so the generic join type stays simple.
+      .as(alias) as unknown as Subquery;
+  const upTo = lastRow('up_to', lte(daily.day, filters.to));
+  const beforeFrom = lastRow('before_from', lt(daily.day, filters.from));
+  const field = (subquery: Subquery, name: string) => (subquery as unknown as Record<string, SQLWrapper>)[name];
+  const inRange = (name: string) => sql`${field(upTo, name)} - coalesce(${field(beforeFrom, name)}, 0)`;
+  const totals = Object.fromEntries(Object.keys(running).map((name) => [name, sumOf(inRange(name))])) as {
+    [Name in keyof Running]: SQL<number>;
+  };
+  return {
+    /** CROSS JOIN LATERAL on `shops`: a shop without any row on or before `to` drops out right there. */
+    upTo,
+    /** LEFT JOIN LATERAL … ON true on `shops`: no row before `from` counts as 0. */
+    beforeFrom,
+    totals,
+    where: and(eq(shops.brandId, brand.id), shopFilter(filters), sql`${inRange('rows')} > 0`),
+  };
 }
 
 /**

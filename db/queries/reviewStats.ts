@@ -1,10 +1,10 @@
-import { asc, desc, eq, type SQLWrapper, sql } from 'drizzle-orm';
+import { asc, desc, type SQLWrapper, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { reviewStatsDaily, shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, reportConditions, sumOf } from './report';
+import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Review statistics (spec §4.7), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -83,26 +83,26 @@ function byDate(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
 }
 
 /**
- * group_by=shop or platform: summed per shop on the aggregate first (issue 8: a 366-day range is ~100
- * rows per shop), then the few per-shop rows are joined with their shops and grouped by the keys.
+ * group_by=shop or platform: each shop's counts over the range from the aggregate's running totals, two
+ * index probes per shop whatever the range (issue 8, report.ts), then the shops grouped by the keys.
  */
 function byShop(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
-  const perShop = db
-    .select({
-      shopId: daily.shopId,
-      reviewCount: sumOf(daily.reviewCount).as('review_count'),
-      replyCount: sumOf(daily.replyCount).as('reply_count'),
-      ratingOne: sumOf(daily.ratingOne).as('rating_one'),
-      ratingTwo: sumOf(daily.ratingTwo).as('rating_two'),
-      ratingThree: sumOf(daily.ratingThree).as('rating_three'),
-      ratingFour: sumOf(daily.ratingFour).as('rating_four'),
-      ratingFive: sumOf(daily.ratingFive).as('rating_five'),
-    })
-    .from(daily)
-    .where(reportConditions(daily, brand, filters))
-    .groupBy(daily.shopId)
-    .as('per_shop');
-  const totals = totalsOf(perShop);
+  const range = shopRangeTotals(
+    db,
+    daily,
+    {
+      review_count: daily.runningReviewCount,
+      reply_count: daily.runningReplyCount,
+      one: daily.runningRatingOne,
+      two: daily.runningRatingTwo,
+      three: daily.runningRatingThree,
+      four: daily.runningRatingFour,
+      five: daily.runningRatingFive,
+    },
+    brand,
+    filters,
+  );
+  const totals = range.totals;
   const keys = {
     date: NONE,
     platform_shop_id: sql<string>`${shops.platformShopId}`,
@@ -119,8 +119,10 @@ function byShop(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
       : { keys: ['platform'] as const, orderBy: [desc(totals.review_count), asc(keys.platform)] };
   return db
     .select({ ...groupingKeys(keys, grouping.keys), ...totals })
-    .from(perShop)
-    .innerJoin(shops, eq(shops.id, perShop.shopId))
+    .from(shops)
+    .crossJoinLateral(range.upTo)
+    .leftJoinLateral(range.beforeFrom, sql`true`)
+    .where(range.where)
     .groupBy(...grouping.keys.map((key) => keys[key]))
     .orderBy(...grouping.orderBy);
 }

@@ -4,7 +4,7 @@ import { mondayOfDay } from '../kst';
 import { brandUsers, type SALES_PLATFORMS, salesDaily, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, reportConditions, sumOf } from './report';
+import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Sales (spec §4.8), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -68,19 +68,14 @@ function byDay(db: Db, brand: BrandScope, filters: SalesFilters) {
 }
 
 /**
- * group_by=shop, platform or user: summed per shop on the aggregate first (issue 8: a 366-day range is
- * ~366 rows per shop), then the few per-shop rows are joined with shops and users and grouped by the keys.
- * group_by=user groups the shops without a brand user under one `user: null` row (D-10), so every
- * group_by sums the same rows.
+ * group_by=shop, platform or user: each shop's sales over the range from the aggregate's running totals,
+ * two index probes per shop whatever the range (issue 8, report.ts), then the shops joined with their
+ * current user and grouped by the keys. group_by=user groups the shops without a brand user under one
+ * `user: null` row (D-10), so every group_by sums the same rows.
  */
 function byShop(db: Db, brand: BrandScope, filters: SalesFilters) {
-  const perShop = db
-    .select({ shopId: daily.shopId, salesAmount: sumOf(daily.salesAmount).as('sales_amount') })
-    .from(daily)
-    .where(reportConditions(daily, brand, filters))
-    .groupBy(daily.shopId)
-    .as('per_shop');
-  const salesAmount = sumOf(perShop.salesAmount);
+  const range = shopRangeTotals(db, daily, { sales_amount: daily.runningSalesAmount }, brand, filters);
+  const salesAmount = range.totals.sales_amount;
   const keys = {
     date: NONE,
     week_start: NONE,
@@ -107,9 +102,11 @@ function byShop(db: Db, brand: BrandScope, filters: SalesFilters) {
     groupings[filters.group_by === 'platform' || filters.group_by === 'user' ? filters.group_by : 'shop'];
   return db
     .select({ ...groupingKeys(keys, grouping.keys), sales_amount: salesAmount })
-    .from(perShop)
-    .innerJoin(shops, eq(shops.id, perShop.shopId))
+    .from(shops)
+    .crossJoinLateral(range.upTo)
+    .leftJoinLateral(range.beforeFrom, sql`true`)
     .leftJoin(brandUsers, eq(brandUsers.id, shops.userId))
+    .where(range.where)
     .groupBy(...grouping.keys.map((key) => keys[key]))
     .orderBy(...grouping.orderBy);
 }

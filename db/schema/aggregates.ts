@@ -6,6 +6,11 @@ import { shops } from './shops';
 /**
  * The daily aggregate (D-6): one row per (shop, KST day) with at least one review, for days before today.
  * Rebuilt by db/aggregate.ts; review-stats reads only this table.
+ *
+ * The `running*` columns are prefix sums per shop in day order, this row included (issue 8): a shop's total
+ * over [from, to] is the running value of its last row on or before `to` minus that of its last row before
+ * `from`, two probes of the primary key instead of a read of every day (db/queries/report.ts).
+ * `runningRows` counts rows, so a range holding rows is told from one holding none (spec §4.7 rule 2).
  */
 export const reviewStatsDaily = pgTable(
   'review_stats_daily',
@@ -24,6 +29,14 @@ export const reviewStatsDaily = pgTable(
     ratingThree: integer('rating_three').notNull(),
     ratingFour: integer('rating_four').notNull(),
     ratingFive: integer('rating_five').notNull(),
+    runningRows: integer('running_rows').notNull(),
+    runningReviewCount: integer('running_review_count').notNull(),
+    runningReplyCount: integer('running_reply_count').notNull(),
+    runningRatingOne: integer('running_rating_one').notNull(),
+    runningRatingTwo: integer('running_rating_two').notNull(),
+    runningRatingThree: integer('running_rating_three').notNull(),
+    runningRatingFour: integer('running_rating_four').notNull(),
+    runningRatingFive: integer('running_rating_five').notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.shopId, t.day] }),
@@ -36,7 +49,12 @@ export const reviewStatsDaily = pgTable(
   ],
 );
 
-/** One row per (shop, KST day) with a sales snapshot, for days before today (D-6). */
+/**
+ * One row per (shop, KST day) with a sales snapshot, for days before today (D-6). The `running*` columns
+ * are prefix sums per shop in day order, as in review_stats_daily; `runningRows` is what tells a range
+ * whose amounts are all 0 (the shop appears, with 0) from a range without rows (it does not, spec §4.8
+ * rule 4).
+ */
 export const salesDaily = pgTable(
   'sales_daily',
   {
@@ -48,6 +66,8 @@ export const salesDaily = pgTable(
       .notNull()
       .references(() => brands.id),
     salesAmount: bigint('sales_amount', { mode: 'number' }).notNull(),
+    runningRows: integer('running_rows').notNull(),
+    runningSalesAmount: bigint('running_sales_amount', { mode: 'number' }).notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.shopId, t.day] }),
