@@ -4,6 +4,7 @@ import type { Db } from '../client';
 import { shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
+import { literalLimit } from './pagination';
 
 // What the two reads of the daily aggregate (review-stats, sales) share.
 
@@ -70,7 +71,7 @@ export function shopRangeTotals<Running extends Record<string, PgColumn>>(
       .from(daily)
       .where(and(eq(daily.shopId, shops.id), onOrBefore))
       .orderBy(desc(daily.day))
-      .limit(1)
+      .limit(literalLimit(1))
       // Its fields are read by name below (`field`); typed loosely so the generic join type stays simple.
       .as(alias) as unknown as Subquery;
   const upTo = lastRow('up_to', lte(daily.day, filters.to));

@@ -3,7 +3,7 @@ import type { Db } from '../client';
 import { reviewStatsDaily, shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
-import { type PageRequest, paginate } from './pagination';
+import { literalLimit, type PageRequest, paginate } from './pagination';
 import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Review statistics (spec §4.7), read only from the daily aggregate (D-6): the numbers are the job's.
@@ -53,7 +53,7 @@ export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsF
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
     const rows = await (group_by === 'date' ? byDate(db, brand, filters) : byShop(db, brand, filters))
-      .limit(limit)
+      .limit(literalLimit(limit))
       .offset(offset);
     return rows.map((row) => ({
       group_by,

@@ -3,7 +3,7 @@ import type { Db } from '../client';
 import { mondayOfDay } from '../kst';
 import { brandUsers, type SALES_PLATFORMS, salesDaily, shops } from '../schema';
 import type { BrandScope } from './brands';
-import { type PageRequest, paginate } from './pagination';
+import { literalLimit, type PageRequest, paginate } from './pagination';
 import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Sales (spec §4.8), read only from the daily aggregate (D-6): the numbers are the job's.
@@ -32,7 +32,7 @@ export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
     const query = group_by === 'date' || group_by === 'week' ? byDay(db, brand, filters) : byShop(db, brand, filters);
-    const rows = await query.limit(limit).offset(offset);
+    const rows = await query.limit(literalLimit(limit)).offset(offset);
     return rows.map((row) => ({
       group_by,
       date: row.date,
