@@ -26,6 +26,30 @@ export type DatabaseHandle = {
 
 export const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, 'migrations');
 
+/**
+ * PostgreSQL settings of the embedded PGlite (issue 8). Its files live in memory (JS buffers) and it has
+ * one session, so PostgreSQL's defaults for a shared server only cost memory and start-up time here:
+ * - shared_buffers 128 MB → 16 MB: the demo database is ≈ 20 MB and its "disk" is memory anyway; the
+ *   pool is zeroed at start (the largest single cost of PGlite's start, ≈ 0.8 s under load) and every
+ *   page it touches stays resident.
+ * - WAL: nothing replicates or recovers an in-memory cluster, so the WAL is kept minimal (no full-page
+ *   images, small segments and buffers; segments are 1 MB from initdb, below); PGlite keeps every WAL
+ *   file in memory, and with 16 MB segments they were half of a dump of the demo data.
+ * - max_connections: one session (PGlite is single-user); fewer slots, less shared memory.
+ */
+export const PGLITE_SETTINGS: readonly string[] = [
+  'shared_buffers=16MB',
+  'wal_buffers=1MB',
+  'wal_level=minimal',
+  'max_wal_senders=0',
+  'full_page_writes=off',
+  'min_wal_size=2MB',
+  'max_wal_size=16MB',
+  'max_connections=4',
+];
+/** initdb's options for a fresh embedded cluster: 1 MB WAL segments instead of 16 MB (see above). */
+export const PGLITE_INITDB_PARAMS: readonly string[] = ['--wal-segsize=1'];
+
 export type OpenOptions =
   | {
       url: string;
@@ -37,8 +61,11 @@ export type OpenOptions =
       statementTimeoutMs?: number;
       connectTimeoutMs?: number;
     }
-  /** PGlite in process; `loadDataDir` starts from a dump (the test template) instead of an empty cluster. */
-  | { url?: undefined; loadDataDir?: Blob };
+  /**
+   * PGlite in process; `loadDataDir` starts from a dump (the test template, the cached demo cluster) instead
+   * of an empty cluster: an uncompressed tarball's bytes, or a Blob (gzip if its type says so).
+   */
+  | { url?: undefined; loadDataDir?: Blob | Uint8Array };
 
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
   if (options.url) {
@@ -62,8 +89,13 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       close: () => sql.end({ timeout: 5 }),
     };
   }
-  const loadDataDir = 'loadDataDir' in options ? options.loadDataDir : undefined;
-  const client = new PGlite({ extensions: { pg_trgm }, loadDataDir });
+  const dump = 'loadDataDir' in options ? options.loadDataDir : undefined;
+  const client = new PGlite({
+    extensions: { pg_trgm },
+    loadDataDir: dump instanceof Uint8Array ? new BytesBlob(dump) : dump,
+    startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],
+    initDbStartParams: [...PGLITE_INITDB_PARAMS],
+  });
   await client.exec(`SET TIME ZONE 'UTC'`);
   const db = drizzlePglite(cancellablePglite(client), { schema });
   return {
@@ -76,6 +108,28 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     // Exposed for the test template (dumpDataDir); not part of DatabaseHandle's contract.
     ...({ pglite: client } as object),
   };
+}
+
+/**
+ * A tarball already in memory, handed to PGlite without copies. PGlite only reads a dump through
+ * `arrayBuffer()`; a real Blob copies the bytes in and reads them back in small chunks, which took over a
+ * second for the 40 MB demo cluster under load (issue 8).
+ */
+class BytesBlob extends Blob {
+  #bytes: Uint8Array;
+  constructor(bytes: Uint8Array) {
+    super([], { type: 'application/x-tar' });
+    this.#bytes = bytes;
+  }
+  /** Read once: PGlite keeps its options, and with them this blob, for the life of the instance. */
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = this.#bytes;
+    this.#bytes = new Uint8Array(0);
+    const { buffer, byteOffset, byteLength } = bytes;
+    return buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength
+      ? buffer
+      : (bytes.slice().buffer as ArrayBuffer);
+  }
 }
 
 /** The PGlite client behind a handle, for dumping a test template. */

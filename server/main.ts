@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { buildDailyAggregate } from '../db/aggregate';
 import { openDatabase } from '../db/client';
-import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { defaultDemoCacheDir, openEmbeddedDemo } from '../db/embedded';
+import { DEMO_KEYS } from '../db/seed/demo';
 import { scheduleDailyAggregate } from './aggregate-schedule';
 import { createApp } from './app';
 import { ConfigError, parseConfig } from './config';
@@ -20,22 +20,22 @@ async function main() {
   const started = Date.now();
 
   // D-20: the server's statements and connections are bounded; the CLIs' long migrations and loads are not.
-  const database = await openDatabase(
-    config.DATABASE_URL
-      ? {
-          url: config.DATABASE_URL,
-          statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-          connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
-        }
-      : {},
-  );
-  if (database.driver === 'pglite') {
-    // D-1: the embedded default is self-contained: schema, demo data and aggregate in process.
-    await database.migrate();
-    const now = new Date();
-    const summary = await seedDemo(database.db, { now });
-    const aggregate = await buildDailyAggregate(database.db, { now });
-    log.info('demo data loaded', { ...summary, aggregate, ms: Date.now() - started });
+  // D-1: the embedded default is self-contained: schema, demo data and aggregate in process, loaded from
+  // the day's cached cluster when there is one (db/embedded.ts), else built here and cached after listening.
+  const embedded = config.DATABASE_URL
+    ? undefined
+    : await openEmbeddedDemo({ now: new Date(), cacheDir: defaultDemoCacheDir() });
+  const database =
+    embedded?.database ??
+    (await openDatabase({
+      url: config.DATABASE_URL ?? '',
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+    }));
+  if (embedded) {
+    const { summary, aggregate, source, missReason } = embedded;
+    if (missReason) log.warn('demo cache not used', { reason: missReason });
+    log.info('demo data loaded', { source, ...summary, aggregate, ms: Date.now() - started });
   }
 
   // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance.
@@ -96,6 +96,15 @@ async function main() {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+
+  if (embedded?.source === 'built') {
+    // For the next start of the day (db/embedded.ts); a failure costs that start its speed, nothing else.
+    const saving = Date.now();
+    embedded.save().then(
+      () => log.info('demo data cached', { dir: defaultDemoCacheDir(), ms: Date.now() - saving }),
+      (error: unknown) => log.warn('demo data not cached', { error }),
+    );
+  }
 }
 
 main().catch((error: unknown) => {

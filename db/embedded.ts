@@ -1,0 +1,159 @@
+// The embedded default of D-1: PGlite in process with the demo data of D-3 and the daily aggregate, started
+// from a data directory cached on disk when one was built for the same day and the same code (issue 8).
+//
+// Building the demo cluster (initdb, migrations, seed, aggregate) costs seconds and, through PGlite's
+// initdb (a second PGlite instance), hundreds of MB that the process keeps; loading the same cluster from
+// a tarball skips all of it. The cache is keyed so that it never serves data another build would not give:
+// - the KST day of `now` (the demo data is relative to today in KST, D-3), and
+// - a hash of every file under db/ (migrations, schema, seed, aggregate, the PGlite settings of
+//   client.ts) and of PGlite's version.
+// A tarball is only used when its sidecar names it and its SHA-256 matches; anything else (missing, torn,
+// another key) is a miss, and a miss builds as without a cache. Writing is atomic (temporary file, then
+// rename), so concurrent starts at worst both build. Entries of other keys are removed when one is written.
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { type AggregateResult, buildDailyAggregate } from './aggregate';
+import { type DatabaseHandle, openDatabase, pgliteOf } from './client';
+import { kstToday } from './kst';
+import { type DemoSummary, seedDemo } from './seed/demo';
+
+const DB_DIR = import.meta.dirname;
+const CACHE_PREFIX = 'demo-';
+
+/** Where `npm start` keeps the cached demo cluster: the OS temporary directory, per user. */
+export function defaultDemoCacheDir(): string {
+  return path.join(os.tmpdir(), `partner-reporting-api-${os.userInfo().uid}`);
+}
+
+/** What a demo cluster was built with, kept beside its tarball. */
+type CacheMeta = { key: string; sha256: string; summary: DemoSummary; aggregate: AggregateResult };
+
+export type EmbeddedDemo = {
+  database: DatabaseHandle;
+  summary: DemoSummary;
+  aggregate: AggregateResult;
+  /** `hit`: loaded from the cache; `built`: migrated, seeded and aggregated now. */
+  source: 'hit' | 'built';
+  /** Why the cache was not used, when it was not (no entry is not a reason worth logging: undefined). */
+  missReason?: string;
+  /** Writes the cluster just built to the cache (no-op after a hit or without a cache directory). */
+  save(): Promise<void>;
+};
+
+/** Every file under `dir`, sorted, as [relative path, contents]. */
+function filesUnder(dir: string, base = dir): [string, Buffer][] {
+  const out: [string, Buffer][] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...filesUnder(full, base));
+    else if (entry.isFile()) out.push([path.relative(base, full), readFileSync(full)]);
+  }
+  return out;
+}
+
+function pgliteVersion(): string {
+  const require = createRequire(import.meta.url);
+  const main = require.resolve('@electric-sql/pglite');
+  // …/node_modules/@electric-sql/pglite/dist/index.cjs → the package's own package.json.
+  const manifest = path.join(main.slice(0, main.lastIndexOf(`${path.sep}dist${path.sep}`)), 'package.json');
+  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+/**
+ * The cache key of the demo cluster for `now`: the KST day and a hash of the code that builds it. `dbDir`
+ * is db/ (tests point it at a copy).
+ */
+export function demoCacheKey(now: Date, dbDir: string = DB_DIR): string {
+  const hash = createHash('sha256');
+  hash.update(`pglite ${pgliteVersion()}\0`);
+  for (const [name, contents] of filesUnder(dbDir)) {
+    hash.update(`${name}\0${contents.length}\0`);
+    hash.update(contents);
+  }
+  return `${kstToday(now)}-${hash.digest('hex').slice(0, 16)}`;
+}
+
+const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
+const files = (dir: string, key: string) => ({
+  tarball: path.join(dir, `${CACHE_PREFIX}${key}.tar`),
+  meta: path.join(dir, `${CACHE_PREFIX}${key}.json`),
+});
+
+/** The cached cluster of `key`, verified, or why there is none. */
+export async function readDemoCache(
+  dir: string,
+  key: string,
+): Promise<{ meta: CacheMeta; tarball: Uint8Array } | { miss: string }> {
+  const { tarball, meta } = files(dir, key);
+  let parsed: CacheMeta;
+  let bytes: Buffer;
+  try {
+    parsed = JSON.parse(await readFile(meta, 'utf8')) as CacheMeta;
+    bytes = await readFile(tarball);
+  } catch (error) {
+    return { miss: (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'none' : String(error) };
+  }
+  if (parsed.key !== key || parsed.sha256 !== sha256(bytes)) return { miss: 'does not match its key or checksum' };
+  return { meta: parsed, tarball: bytes };
+}
+
+/** Writes `dump` (an uncompressed data-directory tarball) as the cache entry of `key`, atomically. */
+export async function writeDemoCache(dir: string, meta: Omit<CacheMeta, 'sha256'>, dump: Uint8Array): Promise<void> {
+  // Uncompressed: ≈ 40 MB on disk, but gunzip took longer under load than reading the bytes (issue 8).
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const target = files(dir, meta.key);
+  const suffix = `.${process.pid}.${Date.now()}.tmp`;
+  // The tarball first, then its sidecar: a reader only trusts a tarball its sidecar vouches for.
+  await writeFile(target.tarball + suffix, dump);
+  await rename(target.tarball + suffix, target.tarball);
+  await writeFile(target.meta + suffix, JSON.stringify({ ...meta, sha256: sha256(dump) }));
+  await rename(target.meta + suffix, target.meta);
+  // Entries of other days or other code are never read again.
+  for (const name of await readdir(dir))
+    if (name.startsWith(CACHE_PREFIX) && !name.startsWith(`${CACHE_PREFIX}${meta.key}.`))
+      await rm(path.join(dir, name), { force: true });
+}
+
+/**
+ * The demo cluster for `now`: from the cache in `cacheDir` when it holds one for this key, else built
+ * (migrate, seed, aggregate). `cacheDir: null` never reads or writes a cache.
+ */
+export async function openEmbeddedDemo(options: { now: Date; cacheDir: string | null }): Promise<EmbeddedDemo> {
+  const { now, cacheDir } = options;
+  const key = cacheDir ? demoCacheKey(now) : undefined;
+  let missReason: string | undefined;
+  if (cacheDir && key) {
+    const cached = await readDemoCache(cacheDir, key);
+    if ('meta' in cached) {
+      const database = await openDatabase({ loadDataDir: cached.tarball });
+      return { database, ...cached.meta, source: 'hit', save: async () => {} };
+    }
+    if (cached.miss !== 'none') missReason = cached.miss;
+  }
+  const database = await openDatabase({});
+  try {
+    await database.migrate();
+    const summary = await seedDemo(database.db, { now });
+    const aggregate = await buildDailyAggregate(database.db, { now });
+    // PGlite runs no autovacuum, and the migrations analyzed the tables empty: the planner took the demo
+    // brand's 3,600 reviews for 25 and sorted them all for each page (≈ 5 ms a list call, issue 8). Fresh
+    // statistics, and the visibility map that index-only scans need, before anything reads.
+    await database.db.execute(sql`VACUUM (ANALYZE)`);
+    const save = async () => {
+      if (!cacheDir || !key) return;
+      // A checkpoint first, so the dump starts without WAL to replay.
+      await database.db.execute(sql`CHECKPOINT`);
+      const dump = await pgliteOf(database).dumpDataDir('none');
+      await writeDemoCache(cacheDir, { key, summary, aggregate }, new Uint8Array(await dump.arrayBuffer()));
+    };
+    return { database, summary, aggregate, source: 'built', ...(missReason ? { missReason } : {}), save };
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw error;
+  }
+}
