@@ -1,10 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/client';
+import { addDays, kstToday } from '../db/kst';
 import { loadBrandScopes } from '../db/queries/brands';
+import { literalLimit } from '../db/queries/pagination';
 import { listReviews, reviewListQuery } from '../db/queries/reviews';
+import { salesQuery } from '../db/queries/sales';
 import { listUsers } from '../db/queries/users';
-import { DRIVER, openTestDatabase } from './support/database';
+import { DRIVER, NOW, openTestDatabase } from './support/database';
 
 // Statements and their plans (db/plans.ts, db/client.ts, issue 8): list statements are prepared and may
 // run on a cached plan, so the page size is part of their text; a keyword's statement never is prepared,
@@ -43,5 +46,27 @@ describe('list statements', () => {
     } finally {
       await single.close();
     }
+  });
+
+  it('read sales by week in week order from the index on mondayOfDay (migration 0008)', async () => {
+    // With sequential scans and sorts priced out, the plan left reads that index; it can only if the
+    // index's expression is exactly the query's (db/kst.ts mondayOfDay).
+    const brand = await chickenHouse();
+    const today = kstToday(NOW);
+    const query = salesQuery(database.db, brand, {
+      from: addDays(today, -366),
+      to: addDays(today, -1),
+      group_by: 'week',
+    }).limit(literalLimit(21));
+    const plan = await database.db.transaction(async (tx) => {
+      await tx.execute(sql`SET LOCAL enable_seqscan = off`);
+      await tx.execute(sql`SET LOCAL enable_sort = off`);
+      const result = (await tx.execute(sql`EXPLAIN ${query}`)) as unknown as
+        | { 'QUERY PLAN': string }[]
+        | { rows: { 'QUERY PLAN': string }[] };
+      return (Array.isArray(result) ? result : result.rows).map((row) => row['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toContain('sales_daily_brand_week_idx');
+    expect(plan).not.toMatch(/\bSort\b/);
   });
 });
