@@ -4,8 +4,9 @@ import { openDatabase } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
 import { loadBrandScopes } from '../db/queries/brands';
 import { literalLimit } from '../db/queries/pagination';
+import { listReviewStats } from '../db/queries/reviewStats';
 import { listReviews, reviewListQuery } from '../db/queries/reviews';
-import { salesQuery } from '../db/queries/sales';
+import { listSales, salesQuery } from '../db/queries/sales';
 import { listUsers } from '../db/queries/users';
 import { DRIVER, NOW, openTestDatabase } from './support/database';
 
@@ -47,6 +48,32 @@ describe('list statements', () => {
       await single.close();
     }
   });
+
+  it.skipIf(DRIVER !== 'postgres')(
+    'plan reports read day by day for their own range; running totals stay prepared',
+    async () => {
+      const single = await openDatabase({ url: database.url ?? '', maxConnections: 1 });
+      try {
+        const brand = await chickenHouse(single.db);
+        const today = kstToday(NOW);
+        const range = { from: addDays(today, -366), to: addDays(today, -1) };
+        for (const group_by of ['date', 'week', 'shop'] as const)
+          await listSales(single.db, brand, { ...range, group_by }, { page: 1, limit: 7 });
+        for (const group_by of ['date', 'platform'] as const)
+          await listReviewStats(single.db, brand, { ...range, group_by }, { page: 1, limit: 7 });
+        const prepared = await single.rows<{ statement: string }>(sql`SELECT statement FROM pg_prepared_statements`);
+        const texts = prepared.map((row) => row.statement);
+        // By day and week group the aggregate's rows by day; the running totals read running_* columns.
+        expect(
+          texts.some((text) => /group by "(sales|review_stats)_daily"\."day"|group by \("sales_daily"/.test(text)),
+        ).toBe(false);
+        expect(texts.some((text) => text.includes('running_sales_amount'))).toBe(true);
+        expect(texts.some((text) => text.includes('running_review_count'))).toBe(true);
+      } finally {
+        await single.close();
+      }
+    },
+  );
 
   it('read sales by week in week order from the index on mondayOfDay (migration 0008)', async () => {
     // With sequential scans and sorts priced out, the plan left reads that index; it can only if the

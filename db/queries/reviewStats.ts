@@ -4,7 +4,7 @@ import { reviewStatsDaily, shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
+import { groupingKeys, NONE, plannedForItsRange, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Review statistics (spec §4.7), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -52,9 +52,9 @@ function totalsOf(counts: {
 export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
-    const rows = await (group_by === 'date' ? byDate(db, brand, filters) : byShop(db, brand, filters))
-      .limit(literalLimit(limit))
-      .offset(offset);
+    const rows = await (group_by === 'date'
+      ? plannedForItsRange(byDate(db, brand, filters).limit(literalLimit(limit)).offset(offset))
+      : byShop(db, brand, filters).limit(literalLimit(limit)).offset(offset));
     return rows.map((row) => ({
       group_by,
       date: row.date,

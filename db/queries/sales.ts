@@ -4,7 +4,7 @@ import { mondayOfDay } from '../kst';
 import { brandUsers, type SALES_PLATFORMS, salesDaily, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
+import { groupingKeys, NONE, plannedForItsRange, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Sales (spec §4.8), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -31,7 +31,9 @@ const daily = salesDaily;
 export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
-    const rows = await salesQuery(db, brand, filters).limit(literalLimit(limit)).offset(offset);
+    const rows = await (readsDays(group_by)
+      ? plannedForItsRange(byDay(db, brand, filters).limit(literalLimit(limit)).offset(offset))
+      : byShop(db, brand, filters).limit(literalLimit(limit)).offset(offset));
     return rows.map((row) => ({
       group_by,
       date: row.date,
@@ -50,9 +52,12 @@ export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page
 
 /** The sales query of a group_by, unpaged and unexecuted; exported so tests can EXPLAIN what the API runs. */
 export function salesQuery(db: Db, brand: BrandScope, filters: SalesFilters) {
-  return filters.group_by === 'date' || filters.group_by === 'week'
-    ? byDay(db, brand, filters)
-    : byShop(db, brand, filters);
+  return readsDays(filters.group_by) ? byDay(db, brand, filters) : byShop(db, brand, filters);
+}
+
+/** date and week read the range's daily rows; shop, platform and user read each shop's running totals. */
+function readsDays(groupBy: SalesGroupBy) {
+  return groupBy === 'date' || groupBy === 'week';
 }
 
 const SHOP_KEYS = { platform_shop_id: NONE, shop_name: NONE, platform: NONE, user_code: NONE, user_name: NONE };
