@@ -170,13 +170,20 @@ function preparedStatements(sql: Sql): Sql {
  * `unsafe()`, whose pending query can be cancelled, before it is sent (it leaves the queue) or while it
  * runs (a CancelRequest to the server). A request whose client has gone or whose deadline passed so
  * frees its connection instead of holding it to the end (D-20).
+ *
+ * A cancel by backend pid can reach the wrong statement: it travels on another pooled connection, often
+ * queued or pipelined behind other statements, and by the time PostgreSQL runs it the backend may have
+ * finished the gone request's statement and started another request's, of the very same text under
+ * uniform load (seen in the issue 8 bench: a few 500s whenever autocannon closed its connections). The
+ * API only reads, so a statement cancelled "due to user request" while its own work is still wanted is
+ * run again, up to twice; a statement whose own signal aborted is not.
  */
 function cancellablePostgres(sql: Sql): Sql {
   const unsafe = sql.unsafe.bind(sql);
-  const cancellable = (...args: Parameters<Sql['unsafe']>) => {
+  const cancellable = (...args: Parameters<Sql['unsafe']>) => run(args, RERUNS_AFTER_FOREIGN_CANCEL);
+  const run = (args: Parameters<Sql['unsafe']>, reruns: number) => {
     const query = unsafe(...args);
     const signal = querySignal();
-    if (!signal) return query;
     // Only a pending query may be cancelled: a late cancel would reach the backend's next statement,
     // another request's. Completion is seen through the query's own `then` (calling `then` here would
     // start it before drizzle asks for `.values()`).
@@ -190,8 +197,8 @@ function cancellablePostgres(sql: Sql): Sql {
       // held; test/faults.test.ts "down"). A statement not yet running is left to run, bounded by the
       // statement timeout; its request has already answered.
       if (!state) return;
-      // Only while that backend is still running this statement's text: by the time the cancel arrives
-      // it may have moved on to another request's statement, which must not be cut.
+      // Only while that backend is still running this statement's text; what slips through (the same
+      // text, another request's) is run again by its owner, above.
       if (active && state.pid)
         unsafe(
           `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND state = 'active' AND query = $2`,
@@ -201,13 +208,13 @@ function cancellablePostgres(sql: Sql): Sql {
           () => undefined,
         );
     };
-    if (signal.aborted) cancel();
-    else signal.addEventListener('abort', cancel, { once: true });
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener('abort', cancel, { once: true });
     type Then = (onFulfilled?: (value: unknown) => unknown, onRejected?: (error: unknown) => unknown) => unknown;
     const then = query.then.bind(query) as unknown as Then;
     const settle = () => {
       pending = false;
-      signal.removeEventListener('abort', cancel);
+      signal?.removeEventListener('abort', cancel);
     };
     const observed: Then = (onFulfilled, onRejected) =>
       then(
@@ -217,6 +224,12 @@ function cancellablePostgres(sql: Sql): Sql {
         },
         (error) => {
           settle();
+          if (reruns > 0 && cancelledByUser(error) && !signal?.aborted) {
+            // The same statement in the same form (drizzle asked for `.values()` or rows) and the same scope.
+            const again = run(args, reruns - 1) as unknown as { isRaw?: unknown; then: Then };
+            again.isRaw = (query as unknown as { isRaw?: unknown }).isRaw;
+            return again.then(onFulfilled, onRejected);
+          }
           if (onRejected) return onRejected(error);
           throw error;
         },
@@ -227,6 +240,15 @@ function cancellablePostgres(sql: Sql): Sql {
   return new Proxy(sql, {
     get: (target, key, receiver) => (key === 'unsafe' ? cancellable : Reflect.get(target, key, receiver)),
   });
+}
+
+/** How often a statement cancelled by another request's cancel is run again (cancellablePostgres). */
+const RERUNS_AFTER_FOREIGN_CANCEL = 2;
+
+/** PostgreSQL's query_canceled by pg_cancel_backend (a statement timeout has the same code, another text). */
+function cancelledByUser(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '57014' && typeof message === 'string' && message.includes('user request');
 }
 
 /**

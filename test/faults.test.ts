@@ -149,6 +149,42 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20, findi
     expect(rows.map((row) => row.n)).toEqual([2]);
   });
 
+  it.skipIf(DRIVER !== 'postgres')(
+    'a cancel that reaches another request’s statement of the same text: that statement runs again',
+    async () => {
+      // Two connections: the gone request's statement runs on the first with a live one pipelined behind
+      // it; the second is busy, so the cancel waits there and reaches the first only once the live
+      // statement, of the same text, runs on it. Each run of the statement takes a number of a sequence.
+      await database.db.execute(sql`CREATE SEQUENCE IF NOT EXISTS cancel_runs`);
+      const pool = await openDatabase({ url: database.url ?? '', maxConnections: 2 });
+      try {
+        const statement = () => pool.db.execute(sql`SELECT nextval('cancel_runs') AS run, pg_sleep(0.4)`);
+        // Read on another handle: the pool's two connections open in the order the statements below need.
+        const [{ start } = { start: 0 }] = await database.rows<{ start: number }>(
+          sql`SELECT nextval('cancel_runs')::int AS start`,
+        );
+        const gone = new AbortController();
+        const abandoned = withQuerySignal(gone.signal, statement).catch((error: unknown) => error);
+        // drizzle's queries start when awaited: `then` sends this one now.
+        const busy = pool.db.execute(sql`SELECT pg_sleep(0.6)`).then(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const live = withQuerySignal(new AbortController().signal, statement);
+        // The live statement reaches the pool (pipelined behind the gone one) before the cancel does.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        gone.abort(new Error('client closed the connection'));
+        await expect(live).resolves.toBeDefined();
+        await Promise.all([abandoned, busy]);
+        const [{ runs } = { runs: 0 }] = await database.rows<{ runs: number }>(
+          sql`SELECT (last_value - ${start})::int AS runs FROM cancel_runs`,
+        );
+        // The gone statement once, the live one cancelled in its place and run again.
+        expect(runs).toBe(3);
+      } finally {
+        await pool.close();
+      }
+    },
+  );
+
   it('a client that goes away aborts its request: the queued call never reaches the database', async () => {
     const lines: string[] = [];
     const services = testServices(database.db);
