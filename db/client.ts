@@ -220,7 +220,8 @@ function cancellablePostgres(sql: Sql): Sql {
       then(
         (value) => {
           settle();
-          return onFulfilled ? onFulfilled(value) : value;
+          const rows = withoutLeadingHoles(value);
+          return onFulfilled ? onFulfilled(rows) : rows;
         },
         (error) => {
           settle();
@@ -240,6 +241,22 @@ function cancellablePostgres(sql: Sql): Sql {
   return new Proxy(sql, {
     get: (target, key, receiver) => (key === 'unsafe' ? cancellable : Reflect.get(target, key, receiver)),
   });
+}
+
+/**
+ * postgres.js (3.4.9) counts a statement's rows on its connection and resets the count only when a
+ * statement completes: after one that failed while sending rows (cancelled, timed out, or an error in a
+ * row), the next statement on that connection resolves with that many empty slots before its own rows
+ * (porsager/postgres#1119, #1181; fixes unreleased). The bench met it as review-stats pages whose first
+ * items were `undefined` (a 500 by the output schema) right after autocannon dropped its connections. The
+ * holes are always leading and the result's `count` is right, so the rows are the last `count` entries.
+ */
+function withoutLeadingHoles(value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  const { count } = value as unknown[] & { count?: unknown };
+  if (typeof count !== 'number' || value.length <= count) return value;
+  value.splice(0, value.length - count);
+  return value;
 }
 
 /** How often a statement cancelled by another request's cancel is run again (cancellablePostgres). */

@@ -158,7 +158,7 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20, findi
       await database.db.execute(sql`CREATE SEQUENCE IF NOT EXISTS cancel_runs`);
       const pool = await openDatabase({ url: database.url ?? '', maxConnections: 2 });
       try {
-        const statement = () => pool.db.execute(sql`SELECT nextval('cancel_runs') AS run, pg_sleep(0.4)`);
+        const statement = () => pool.db.execute(sql`SELECT nextval('cancel_runs') AS run, pg_sleep(0.6)`);
         // Read on another handle: the pool's two connections open in the order the statements below need.
         const [{ start } = { start: 0 }] = await database.rows<{ start: number }>(
           sql`SELECT nextval('cancel_runs')::int AS start`,
@@ -166,8 +166,16 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20, findi
         const gone = new AbortController();
         const abandoned = withQuerySignal(gone.signal, statement).catch((error: unknown) => error);
         // drizzle's queries start when awaited: `then` sends this one now.
-        const busy = pool.db.execute(sql`SELECT pg_sleep(0.6)`).then(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        const busy = pool.db.execute(sql`SELECT pg_sleep(0.9)`).then(() => undefined);
+        // Both running before the live statement comes: it is then pipelined behind the gone one.
+        await expect
+          .poll(async () => {
+            const [{ n } = { n: 0 }] = await database.rows<{ n: number }>(
+              sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%pg_sleep(0._)%' AND query NOT LIKE '%pg_stat_activity%'`,
+            );
+            return n;
+          })
+          .toBe(2);
         const live = withQuerySignal(new AbortController().signal, statement);
         // The live statement reaches the pool (pipelined behind the gone one) before the cancel does.
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -205,6 +213,32 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20, findi
     expect((await server.request(`/partner/v1/brands/${DEMO_BRAND}/shops`, { key: DEMO_KEYS.active })).status).toBe(
       200,
     );
+  });
+});
+
+describe.skipIf(DRIVER !== 'postgres')('a statement that fails while sending its rows (PostgreSQL)', () => {
+  it('leaves the next statement on its connection its own rows, no empty slots before them', async () => {
+    // porsager/postgres#1119: the failed statement's row count was carried over to the next one. One
+    // connection, so the second statement is pipelined behind the first on it.
+    const single = await openDatabase({ url: database.url ?? '', maxConnections: 1 });
+    try {
+      const failing = single.db.execute(sql`SELECT i, 1 / (4 - i) AS boom FROM generate_series(1, 10) i`).then(
+        () => 'no error',
+        // drizzle wraps the driver's error; PostgreSQL's code is on its cause.
+        (error: unknown) => (error as { cause?: { code?: string } }).cause?.code,
+      );
+      // Sent now (`then`), so it waits on the connection behind the failing one.
+      const next = single.db
+        .select({ x: sql<number>`x` })
+        .from(sql`generate_series(1, 5) x`)
+        .then((rows) => rows);
+      expect(await failing).toBe('22012'); // division_by_zero, after three rows were sent
+      const rows = await next;
+      expect(rows).toHaveLength(5);
+      expect(rows.map((row) => Number(row.x))).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      await single.close();
+    }
   });
 });
 
