@@ -65,7 +65,16 @@ export type OpenOptions =
    * PGlite in process; `loadDataDir` starts from a dump (the test template, the cached demo cluster) instead
    * of an empty cluster: an uncompressed tarball's bytes, or a Blob (gzip if its type says so).
    */
-  | { url?: undefined; loadDataDir?: Blob | Uint8Array };
+  | {
+      url?: undefined;
+      loadDataDir?: Blob | Uint8Array;
+      /**
+       * A directory on disk for the cluster's files (PGlite's NodeFS), empty or absent at start: the files
+       * then live in the OS page cache instead of the process's memory (issue 8, the embedded default's
+       * RSS). Without it they are JS buffers (tests, which start from a template many times a run).
+       */
+      dataDir?: string;
+    };
 
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
   if (options.url) {
@@ -91,6 +100,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   }
   const dump = 'loadDataDir' in options ? options.loadDataDir : undefined;
   const client = new PGlite({
+    dataDir: 'dataDir' in options ? options.dataDir : undefined,
     extensions: { pg_trgm },
     loadDataDir: dump instanceof Uint8Array ? new BytesBlob(dump) : dump,
     startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],

@@ -12,7 +12,7 @@
 // rename), so concurrent starts at worst both build. Entries of other keys are removed when one is written.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -119,18 +119,57 @@ export async function writeDemoCache(dir: string, meta: Omit<CacheMeta, 'sha256'
       await rm(path.join(dir, name), { force: true });
 }
 
+/** Names the data directories of running servers: the owner's pid, so a crashed one's can be told. */
+const DATA_DIR_PREFIX = 'data-';
+
+/**
+ * A fresh, empty directory for this process's cluster files under `parent`, and its removal. Directories
+ * left by processes that no longer run (killed, crashed) are removed first; those of running ones stay.
+ */
+export async function embeddedDataDir(parent: string): Promise<{ dir: string; remove: () => Promise<void> }> {
+  await mkdir(parent, { recursive: true, mode: 0o700 });
+  for (const name of await readdir(parent)) {
+    const owner = Number(name.slice(DATA_DIR_PREFIX.length).split('-')[0]);
+    if (name.startsWith(DATA_DIR_PREFIX) && Number.isInteger(owner) && owner !== process.pid && !isRunning(owner))
+      await rm(path.join(parent, name), { recursive: true, force: true });
+  }
+  const dir = await mkdtemp(path.join(parent, `${DATA_DIR_PREFIX}${process.pid}-`));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * The demo cluster for `now`: from the cache in `cacheDir` when it holds one for this key, else built
  * (migrate, seed, aggregate). `cacheDir: null` never reads or writes a cache.
  */
-export async function openEmbeddedDemo(options: { now: Date; cacheDir: string | null }): Promise<EmbeddedDemo> {
-  const { now, cacheDir } = options;
+export async function openEmbeddedDemo(options: {
+  now: Date;
+  cacheDir: string | null;
+  /**
+   * A cluster loaded from the cache keeps its files on disk, in a directory of its own under this one
+   * (embeddedDataDir), removed when it is closed. A cluster built now stays in memory: initdb, migrations
+   * and the seed rewrite its files many times over, ≈ 0.7 s slower on disk (issue 8).
+   */
+  filesUnder?: string;
+}): Promise<EmbeddedDemo> {
+  const { now, cacheDir, filesUnder } = options;
   const key = cacheDir ? demoCacheKey(now) : undefined;
   let missReason: string | undefined;
   if (cacheDir && key) {
     const cached = await readDemoCache(cacheDir, key);
     if ('meta' in cached) {
-      const database = await openDatabase({ loadDataDir: cached.tarball });
+      const onDisk = filesUnder ? await embeddedDataDir(filesUnder) : undefined;
+      const loaded = await openDatabase({ loadDataDir: cached.tarball, ...(onDisk && { dataDir: onDisk.dir }) });
+      const database = onDisk ? { ...loaded, close: () => loaded.close().finally(onDisk.remove) } : loaded;
       return { database, ...cached.meta, source: 'hit', save: async () => {} };
     }
     if (cached.miss !== 'none') missReason = cached.miss;

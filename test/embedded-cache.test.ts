@@ -1,9 +1,9 @@
-import { appendFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoCacheKey, openEmbeddedDemo, readDemoCache, writeDemoCache } from '../db/embedded';
+import { demoCacheKey, embeddedDataDir, openEmbeddedDemo, readDemoCache, writeDemoCache } from '../db/embedded';
 
 // Issue 8: `npm start` loads the demo cluster from a cache on disk. It must never serve demo data another
 // build would not give: the key follows the KST day (D-3: the data is relative to today in KST) and every
@@ -70,6 +70,20 @@ describe('demo cache entries', () => {
   });
 });
 
+describe('the embedded cluster’s data directories', () => {
+  it('are one per process; those of processes that no longer run are removed, the others kept', async () => {
+    const parent = path.join(scratch, 'data-dirs');
+    // pid 1 always runs; a pid above the kernel's maximum never does.
+    await mkdir(path.join(parent, 'data-1-alive'), { recursive: true });
+    await mkdir(path.join(parent, 'data-99999999-gone'), { recursive: true });
+    const own = await embeddedDataDir(parent);
+    expect((await readdir(parent)).sort()).toEqual(['data-1-alive', path.basename(own.dir)].sort());
+    expect(path.basename(own.dir)).toMatch(new RegExp(`^data-${process.pid}-`));
+    await own.remove();
+    expect(await readdir(parent)).toEqual(['data-1-alive']);
+  });
+});
+
 describe('embedded demo from the cache', () => {
   it('is built once, then loaded with the same data', { timeout: 180_000 }, async () => {
     const dir = path.join(scratch, 'roundtrip');
@@ -87,15 +101,19 @@ describe('embedded demo from the cache', () => {
     await built.save();
     await built.database.close();
 
-    const loaded = await openEmbeddedDemo({ now, cacheDir: dir });
+    // Loaded as `npm start` loads it: its files on disk in a directory of this process, gone once closed.
+    const loaded = await openEmbeddedDemo({ now, cacheDir: dir, filesUnder: dir });
     try {
       expect(loaded.source).toBe('hit');
       expect(loaded.summary).toEqual(built.summary);
       expect(loaded.aggregate).toEqual(built.aggregate);
       expect(await counts(loaded)).toEqual(builtCounts);
+      const [files] = (await readdir(dir)).filter((name) => name.startsWith(`data-${process.pid}-`));
+      expect(await readdir(path.join(dir, files ?? 'none'))).toContain('PG_VERSION');
     } finally {
       await loaded.database.close();
     }
+    expect((await readdir(dir)).filter((name) => name.startsWith('data-'))).toEqual([]);
     // The entry names its day; a sidecar that names another key is not trusted.
     const [metaFile] = (await readdir(dir)).filter((name) => name.endsWith('.json'));
     const sidecar = path.join(dir, metaFile ?? '');
