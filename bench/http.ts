@@ -18,7 +18,7 @@ import { refreshStatistics } from '../db/seed/bulk';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
-import { type PacedResult, paced } from './paced';
+import { paced } from './paced';
 
 // npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
 //   [--server-log FILE]
@@ -205,6 +205,9 @@ async function measure(url: string, rate: number, serverGroup?: number) {
   });
   return { max, fixed, even, cpu };
 }
+
+/** One scenario's measurements: max throughput (with CPU per call), autocannon's fixed rate, paced. */
+type Measured = Awaited<ReturnType<typeof measure>>;
 
 function pgbenchPath(): string {
   return PGBENCH.find((candidate) => existsSync(candidate)) ?? 'pgbench';
@@ -428,7 +431,7 @@ async function main() {
   const json: Record<string, unknown>[] = [];
   const server = await serve({});
   let brandsBody = '';
-  const api: Record<string, { max: Load; fixed: Load; even: PacedResult; cpu?: CpuPerCall | undefined }> = {};
+  const api: Record<string, Measured> = {};
   for (const scenario of all) {
     process.stdout.write(`${scenario.name} …\n`);
     const scenarioPath = await followLinks(server.base, scenario.path, scenario.followNext ?? 0);
@@ -440,7 +443,6 @@ async function main() {
   }
   // GET /brands with the shared Redis limiter (D-14): its cost against the in-process limiter, measured
   // back to back (plain, Redis, plain, Redis; the best of each) so the shared machine's drift cancels out.
-  type Measured = Awaited<ReturnType<typeof measure>>;
   let redisBrands: Measured | undefined;
   let plainBrands: Measured | undefined;
   if (args.redis && all.some((s) => s.name === 'GET /brands')) {

@@ -177,9 +177,9 @@ function preparedStatements(sql: Sql): Sql {
 
 /**
  * postgres.js with the query signal of db/cancellation.ts: drizzle sends every statement through
- * `unsafe()`, whose pending query can be cancelled, before it is sent (it leaves the queue) or while it
- * runs (a CancelRequest to the server). A request whose client has gone or whose deadline passed so
- * frees its connection instead of holding it to the end (D-20).
+ * `unsafe()`, and a statement running on the server for a request whose client has gone or whose deadline
+ * passed is cancelled, so it frees its connection instead of holding it to the end (D-20). Every statement
+ * also passes withoutLeadingHoles (below), with or without a signal.
  *
  * A cancel by backend pid can reach the wrong statement: it travels on another pooled connection, often
  * queued or pipelined behind other statements, and by the time PostgreSQL runs it the backend may have

@@ -25,8 +25,8 @@ export type ReportFilters = {
  * The running-total reads (shop, platform, user) probe two rows per shop whatever the range, and stay
  * prepared.
  */
-export function plannedForItsRange<T>(query: PromiseLike<T>): Promise<T> {
-  return plannedPerCall(() => query);
+export function plannedForItsRange<Query extends PromiseLike<unknown>>(query: Query): Promise<Awaited<Query>> {
+  return plannedPerCall(() => query) as Promise<Awaited<Query>>;
 }
 
 /** The optional platform and shop filters, on `shops`. */

@@ -52,9 +52,10 @@ function totalsOf(counts: {
 export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
-    const rows = await (group_by === 'date'
-      ? plannedForItsRange(byDate(db, brand, filters).limit(literalLimit(limit)).offset(offset))
-      : byShop(db, brand, filters).limit(literalLimit(limit)).offset(offset));
+    const query = (group_by === 'date' ? byDate(db, brand, filters) : byShop(db, brand, filters))
+      .limit(literalLimit(limit))
+      .offset(offset);
+    const rows = await (group_by === 'date' ? plannedForItsRange(query) : query);
     return rows.map((row) => ({
       group_by,
       date: row.date,

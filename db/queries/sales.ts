@@ -31,9 +31,8 @@ const daily = salesDaily;
 export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
-    const rows = await (readsDays(group_by)
-      ? plannedForItsRange(byDay(db, brand, filters).limit(literalLimit(limit)).offset(offset))
-      : byShop(db, brand, filters).limit(literalLimit(limit)).offset(offset));
+    const query = salesQuery(db, brand, filters).limit(literalLimit(limit)).offset(offset);
+    const rows = await (readsDays(group_by) ? plannedForItsRange(query) : query);
     return rows.map((row) => ({
       group_by,
       date: row.date,
