@@ -22,7 +22,7 @@ import { paced } from './paced';
 
 // npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
 //   [--server-log FILE]
-// Issue 8: the real server (`npm start` as a child, DATABASE_URL, in-process limiter, default log level)
+// The real server (`npm start` as a child, DATABASE_URL, in-process limiter, default log level)
 // under autocannon (16 connections, loopback): warm-up, max throughput, latency at a fixed rate; beside it
 // the physical limits in the same run: pgbench on the exact SQL of each review list, and a bare node:http
 // server answering GET /brands' bytes. One table, also saved as JSON in bench/results/.
@@ -129,7 +129,7 @@ async function waitReady(base: string, child: ChildProcess, timeoutMs = 60_000) 
 type Load = { reqPerSec: number; p50: number; p99: number; answered: number; non2xx: number; errors: number };
 
 // ---------------------------------------------------------------------------------------------------------
-// CPU per call: where a call's cost is paid, the server process or PostgreSQL (issue 8's "what stands in
+// CPU per call: where a call's cost is paid, the server process or PostgreSQL (the brief's "what stands in
 // the way"). Read from /proc during the max-throughput run: the server's process group, and every
 // PostgreSQL backend on the machine (the bench is the only client of its database).
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 
-// Latency at a fixed rate, open loop (issue 8 "p99 ≤ N ms at R req/s"). autocannon's `overallRate` is a
+// Latency at a fixed rate, open loop (targets of the form "p99 ≤ N ms at R req/s"). autocannon's `overallRate` is a
 // per-connection quota per second: at each second's start every connection sends back to back until its
 // share is used, then waits for the next second. At 300 req/s over 16 connections that is a burst of 16
 // concurrent calls for the first few hundred milliseconds of every second, so its "latency at 300 req/s"

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 // npm run bench:phases [-- --cache DIR | --no-cache]: the embedded start of `npm start`, phase by phase
-// (issue 8): wall time and memory (RSS, V8 heap, external/arrayBuffers, PGlite's WASM memory and in-memory
+// wall time and memory (RSS, V8 heap, external/arrayBuffers, PGlite's WASM memory and in-memory
 // files) after each, and the biggest resident mappings at the end. Run it as npm start runs the server
 // (`node --import tsx --import ./server/module-hooks.ts bench/phases.ts`) to include the module hooks.
 

@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { markdownTable, whole } from './lib';
 
-// npm run bench:start [-- --server-node BIN]: the embedded default as a partner first meets it (issue 8):
+// npm run bench:start [-- --server-node BIN]: the embedded default as a partner first meets it:
 // `npm start` (PGlite, demo data) until its first answer, RSS once idle, then the demo reviews list under
 // autocannon (16 connections, loopback). Targets: first answer ≤ 5 s, RSS ≤ 250 MB idle, ≥ 500 req/s.
 

@@ -64,7 +64,7 @@ type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0];
 
 /**
  * The rows of one aggregate table, `perDay` (one per shop and day, named as the table's columns), with
- * its running totals per shop in day order, this day included (issue 8; read by db/queries/report.ts):
+ * its running totals per shop in day order, this day included (read by db/queries/report.ts):
  * `running_rows` numbers the shop's rows, and every other `running_x` column sums column `x`. The select
  * list follows the table's columns, so it lines up with the INSERT's column list.
  *
@@ -74,7 +74,7 @@ type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0];
  *
  * The rows go in in the order of the (brand_id, day) index, which group_by=date and week read: a day's
  * rows of every shop then share a few pages instead of one page each (at 1M, the first page of
- * review-stats by date 0.7 -> 0.3 ms). The running-total reads probe two rows per shop whatever the order.
+ * review-stats by date about twice as fast). The running-total reads probe two rows per shop whatever the order.
  */
 function withRunningTotals(table: typeof reviewStatsDaily | typeof salesDaily, perDay: SQLWrapper): SQL {
   const columns = Object.values(getTableColumns(table)).map(({ name }) => {
@@ -92,8 +92,8 @@ function withRunningTotals(table: typeof reviewStatsDaily | typeof salesDaily, p
 async function rebuild(tx: Transaction, now: Date): Promise<AggregateResult> {
   const today = kstToday(now);
   const throughDay = addDays(today, -1);
-  // Days before today only (D-6, spec §4.7 rule 1); shops linked today or later wait for tomorrow's run
-  // (spec §4.8 rule 2). Both are one instant: the start of today in KST.
+  // Days before today only (D-6); shops linked today or later wait for tomorrow's run
+  // (D-6 too). Both are one instant: the start of today in KST.
   const todayStart = kstDayStart(today);
   const linkedBeforeToday = lt(shops.linkedAt, todayStart);
   const startedAt = new Date();
@@ -103,7 +103,7 @@ async function rebuild(tx: Transaction, now: Date): Promise<AggregateResult> {
   // One row per (shop, KST day) with at least one review. reply_count is the reply state now (D-6);
   // the star buckets are the generated `star_bucket` (rounded down, 0.5 as 1, unrated = 0 in none).
   // Every column carries the name of its target column (withRunningTotals reads them by name and adds the
-  // running totals of issue 8).
+  // running totals).
   const day = kstDayOf(reviews.writtenAt);
   const countWhere = (name: string, condition: SQL) =>
     sql<number>`(count(*) FILTER (WHERE ${condition}))::int`.as(name);
@@ -132,7 +132,7 @@ async function rebuild(tx: Transaction, now: Date): Promise<AggregateResult> {
   );
 
   // One row per (shop, KST day) with a snapshot; snapshots are already one per shop and day. Only the
-  // sales platforms of spec §4.8 count, so every sales group_by covers the same rows; the running totals
+  // sales platforms of partner guide § Sales count, so every sales group_by covers the same rows; the running totals
   // are over these rows only.
   await tx.insert(salesDaily).select(
     withRunningTotals(
@@ -151,7 +151,7 @@ async function rebuild(tx: Transaction, now: Date): Promise<AggregateResult> {
   );
 
   // Fresh planner statistics for what was just rewritten: this machine's PostgreSQL (and PGlite) run no
-  // autovacuum, and stale estimates turn 366-day reports into bad plans (issue 8). ANALYZE may run inside
+  // autovacuum, and stale estimates turn 366-day reports into bad plans. ANALYZE may run inside
   // the transaction; the rows it samples are this transaction's.
   await tx.execute(sql`ANALYZE ${reviewStatsDaily}, ${salesDaily}`);
 

@@ -27,10 +27,10 @@ export type DatabaseHandle = {
 export const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, 'migrations');
 
 /**
- * PostgreSQL settings of the embedded PGlite (issue 8). Its files live in memory (JS buffers) and it has
+ * PostgreSQL settings of the embedded PGlite. Its files live in memory (JS buffers) and it has
  * one session, so PostgreSQL's defaults for a shared server only cost memory and start-up time here:
  * - shared_buffers 128 MB → 16 MB: the demo database is ≈ 20 MB and its "disk" is memory anyway; the
- *   pool is zeroed at start (the largest single cost of PGlite's start, ≈ 0.8 s under load) and every
+ *   pool is zeroed at start (the largest single cost of PGlite's start) and every
  *   page it touches stays resident.
  * - WAL: nothing replicates or recovers an in-memory cluster, so the WAL is kept minimal (no full-page
  *   images, small segments and buffers; segments are 1 MB from initdb, below); PGlite keeps every WAL
@@ -70,7 +70,7 @@ export type OpenOptions =
       loadDataDir?: Blob | Uint8Array;
       /**
        * A directory on disk for the cluster's files (PGlite's NodeFS), empty or absent at start: the files
-       * then live in the OS page cache instead of the process's memory (issue 8, the embedded default's
+       * then live in the OS page cache instead of the process's memory (the embedded default's
        * RSS). Without it they are JS buffers (tests, which start from a template many times a run).
        */
       dataDir?: string;
@@ -123,7 +123,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
 /**
  * A tarball already in memory, handed to PGlite without copies. PGlite only reads a dump through
  * `arrayBuffer()`; a real Blob copies the bytes in and reads them back in small chunks, which took over a
- * second for the 40 MB demo cluster under load (issue 8).
+ * second for the 40 MB demo cluster under load.
  */
 class BytesBlob extends Blob {
   #bytes: Uint8Array;
@@ -152,7 +152,7 @@ export function pgliteOf(handle: DatabaseHandle): PGlite {
 type Sql = ReturnType<typeof postgres>;
 
 /**
- * Every statement with parameters as a named prepared statement, kept per connection (issue 8). drizzle
+ * Every statement with parameters as a named prepared statement, kept per connection. drizzle
  * asks postgres.js for an unnamed one unless the query was built with `.prepare()`: parsed and planned
  * afresh on every call. Prepared, a statement is parsed once per connection, and PostgreSQL may run it on
  * a generic plan once that costs no more than its custom plans did (plan_cache_mode auto): planning was
@@ -184,7 +184,7 @@ function preparedStatements(sql: Sql): Sql {
  * A cancel by backend pid can reach the wrong statement: it travels on another pooled connection, often
  * queued or pipelined behind other statements, and by the time PostgreSQL runs it the backend may have
  * finished the gone request's statement and started another request's, of the very same text under
- * uniform load (seen in the issue 8 bench: a few 500s whenever autocannon closed its connections). The
+ * uniform load (seen under autocannon: a few 500s whenever autocannon closed its connections). The
  * API only reads, so a statement cancelled "due to user request" while its own work is still wanted is
  * run again, up to twice; a statement whose own signal aborted is not.
  */
@@ -282,7 +282,7 @@ function cancelledByUser(error: unknown): boolean {
  * PGlite with the query signal: it runs one statement at a time in this thread, so a statement cannot be
  * interrupted, but one whose request has gone while it waited its turn is dropped instead of run. Without
  * this, abandoned requests queue work ahead of live ones (1,000 gone clients delayed the next call by
- * 8-10 s; issue 7 finding 3). The turn is taken here, in call order, as PGlite itself would.
+ * seconds). The turn is taken here, in call order, as PGlite itself would.
  */
 function cancellablePglite(client: PGlite): PGlite {
   let turn: Promise<unknown> = Promise.resolve();

@@ -1,5 +1,5 @@
 // The embedded default of D-1: PGlite in process with the demo data of D-3 and the daily aggregate, started
-// from a data directory cached on disk when one was built for the same day and the same code (issue 8).
+// from a data directory cached on disk when one was built for the same day and the same code.
 //
 // Building the demo cluster (initdb, migrations, seed, aggregate) costs seconds and, through PGlite's
 // initdb (a second PGlite instance), hundreds of MB that the process keeps; loading the same cluster from
@@ -104,7 +104,7 @@ export async function readDemoCache(
 
 /** Writes `dump` (an uncompressed data-directory tarball) as the cache entry of `key`, atomically. */
 export async function writeDemoCache(dir: string, meta: Omit<CacheMeta, 'sha256'>, dump: Uint8Array): Promise<void> {
-  // Uncompressed: ≈ 40 MB on disk, but gunzip took longer under load than reading the bytes (issue 8).
+  // Uncompressed: larger on disk, but gunzip took longer under load than reading the bytes (BENCHMARKS.md).
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const target = files(dir, meta.key);
   const suffix = `.${process.pid}.${Date.now()}.tmp`;
@@ -157,7 +157,7 @@ export async function openEmbeddedDemo(options: {
   /**
    * A cluster loaded from the cache keeps its files on disk, in a directory of its own under this one
    * (embeddedDataDir), removed when it is closed. A cluster built now stays in memory: initdb, migrations
-   * and the seed rewrite its files many times over, ≈ 0.7 s slower on disk (issue 8).
+   * and the seed rewrite its files many times over, slower on disk (BENCHMARKS.md).
    */
   filesUnder?: string;
 }): Promise<EmbeddedDemo> {
@@ -180,7 +180,7 @@ export async function openEmbeddedDemo(options: {
     const summary = await seedDemo(database.db, { now });
     const aggregate = await buildDailyAggregate(database.db, { now });
     // PGlite runs no autovacuum, and the migrations analyzed the tables empty: the planner took the demo
-    // brand's 3,600 reviews for 25 and sorted them all for each page (≈ 5 ms a list call, issue 8). Fresh
+    // brand's 3,600 reviews for 25 and sorted them all for each page (a cost on every list call). Fresh
     // statistics, and the visibility map that index-only scans need, before anything reads.
     await database.db.execute(sql`VACUUM (ANALYZE)`);
     const save = async () => {

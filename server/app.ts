@@ -132,7 +132,7 @@ function requestLifetime(deadlineMs: number) {
 }
 
 /**
- * Only exact paths are API paths (issue 7 findings 6, 7): a dot segment (`/users/.`, `%2E`) or an empty
+ * Only exact paths are API paths (D-12): a dot segment (`/users/.`, `%2E`) or an empty
  * one (`//`) would be resolved away by a router and serve another resource, so it is a wrong path (404,
  * D-12). An HTTP/1.1 request without Host is malformed (RFC 9112 §3.2): 400, in the envelope.
  */

@@ -2,7 +2,7 @@ import { withoutQuerySignal } from '../db/cancellation';
 
 /**
  * A small table held in memory and reloaded whole from the database, so that a lookup on every call
- * costs no round trip and no caller can make it cost one per call (D-14, D-20; issue 7 finding 5, issue 8
+ * costs no round trip and no caller can make it cost one per call (D-14, D-20: no
  * per-request round trips). Two are kept (server/services.ts): every API key's state, and every brand's
  * identity (which partner it belongs to).
  *

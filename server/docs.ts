@@ -13,7 +13,7 @@ import { gfmHeadingId } from 'marked-gfm-heading-id';
 const SWAGGER_UI = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /**
- * The only files of swagger-ui-dist the reference page loads (issue 7, finding 7): the package's
+ * The only files of swagger-ui-dist the reference page loads: the package's
  * package.json, README, source maps and the rest are not served.
  */
 const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js']);

@@ -2,7 +2,7 @@ import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 
 /**
- * The error catalogue of spec §7: every code a response may carry, its HTTP status and the tRPC code that
+ * The error catalogue (partner guide § Errors): every code a response may carry, its HTTP status and the tRPC code that
  * carries it on the tRPC transport (D-18). Nothing outside this table reaches a response (D-12).
  */
 export const ERROR_CATALOGUE = {
@@ -16,7 +16,7 @@ export const ERROR_CATALOGUE = {
   PARTNER_API_KEY_EXPIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
   /** The key is valid but its partner is deactivated. */
   PARTNER_API_FORBIDDEN: { httpStatus: 403, trpcCode: 'FORBIDDEN' },
-  /** Missing, or outside the key's partner: the two are indistinguishable on purpose (spec §5.2). */
+  /** Missing, or outside the key's partner: the two are indistinguishable on purpose (D-13). */
   PARTNER_API_BRAND_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
   PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
   PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
@@ -29,10 +29,10 @@ export const ERROR_CATALOGUE = {
 
 export type PartnerErrorCode = keyof typeof ERROR_CATALOGUE;
 
-/** The one fixed text of every error (spec §1, D-12). */
+/** The one fixed text of every error (partner guide § Responses, D-12). */
 export const ERROR_MESSAGE = 'The request cannot be processed.';
 
-/** The error body of spec §7: exactly these three fields. */
+/** The error body of partner guide § Errors: exactly these three fields. */
 export type ErrorEnvelope = { status: PartnerErrorCode; status_code: number; message: string };
 
 export function errorEnvelope(code: PartnerErrorCode): ErrorEnvelope {

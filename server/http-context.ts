@@ -35,7 +35,7 @@ export function pathOf(req: Request) {
 type Issue = { path?: PropertyKey[]; code?: string; message?: string };
 
 /**
- * Why a call was refused, for the log (issue 7 finding 9): for parameters, each one's name and the broken
+ * Why a call was refused, for the log (D-12, D-22): for parameters, each one's name and the broken
  * rule (zod's issue code and message, which state the rule, not the value); otherwise the deepest cause's
  * message (a rule across parameters, the guard, a framework refusal), cut short. Never the key.
  */

@@ -24,7 +24,7 @@ async function main() {
   // the day's cached cluster when there is one (db/embedded.ts), else built here and cached after listening.
   const embedded = config.DATABASE_URL
     ? undefined
-    : // Its files on disk, not in this process's memory (issue 8: ≈ 56 MB of RSS), removed at exit.
+    : // Its files on disk, not in this process's memory (less RSS), removed at exit.
       await openEmbeddedDemo({ now: new Date(), cacheDir: defaultDemoCacheDir(), filesUnder: defaultDemoCacheDir() });
   const database =
     embedded?.database ??
@@ -50,8 +50,8 @@ async function main() {
   const server = createHttpServer(app, log);
   server.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  // Starting leaves garbage that nothing else would collect while the process idles (issue 8: loading the
-  // embedded cluster, ≈ 90 MB resident; V8 frees it only when allocation resumes). One full collection
+  // Starting leaves garbage that nothing else would collect while the process idles (loading the
+  // embedded cluster; V8 frees it only when allocation resumes). One full collection
   // now returns it; `npm start` passes --expose-gc for this, and without the flag there is nothing to call.
   (globalThis as { gc?: (options?: object) => void }).gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   const { port } = server.address() as AddressInfo;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-// Start-up module loading for `npm start` (`node --import tsx --import ./server/module-hooks.ts …`), issue 8.
+// Start-up module loading for `npm start` (`node --import tsx --import ./server/module-hooks.ts …`).
 // Loading the server's modules took 2.5–6.5 s and left ≈ 280 MB resident before the database was opened;
 // two costs, both outside this code, made up most of it:
 // - Node 24 (24.21) parses a package's whole `exports` map each time it looks up the package of a file

@@ -4,7 +4,7 @@ import { ERROR_CATALOGUE, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } 
 import { restRoutes } from './routes';
 
 // The OpenAPI 3 document of the REST facade (D-15), generated from the router, then finished where the
-// library stops short of what generated clients need (issue 9): parameter descriptions on the Parameter
+// library stops short of what generated clients need: parameter descriptions on the Parameter
 // object, the response headers of D-12/D-14/D-19 as reusable components, every error an operation can
 // answer with a schema per status narrow enough to type it, declared tags, a usable server. The committed
 // copy (openapi.json, `npm run openapi`) is this function's output.
@@ -29,7 +29,7 @@ const TAGS: Record<string, string> = {
   Sales: 'Summed daily sales snapshots in won, from the daily aggregate (today excluded).',
 };
 
-/** When each code is answered (spec §5, §7; D-11..D-14). The same words as the partner guide, shorter. */
+/** When each code is answered (D-11..D-14): the partner guide's words, shorter. */
 const ERROR_DESCRIPTIONS = {
   PARTNER_API_INVALID_PARAMETER:
     'A query parameter is malformed, out of range, given twice, or breaks a rule across parameters.',
@@ -133,7 +133,7 @@ export function openApiDocument(): OpenAPIObject {
     },
   });
 
-  // The spec's {base_url} (§1): the address a partner was given; the default is a local `npm start` (D-1).
+  // The partner's base address (partner guide § Base address and versions); by default `npm start`'s (D-1).
   document.servers = [
     {
       url: '{base_url}',
@@ -191,7 +191,7 @@ function finishParameters(operation: Operation) {
   }
 }
 
-/** One schema per error code: the envelope with its status, status_code and message fixed (spec §7). */
+/** One schema per error code: the envelope with its status, status_code and message fixed (partner guide § Errors). */
 function errorSchemas(): Record<string, Json> {
   return Object.fromEntries(
     (Object.keys(ERROR_CATALOGUE) as PartnerErrorCode[]).map((code) => [

@@ -9,7 +9,7 @@ export type RestRoute = { path: string; pattern: RegExp; partnerErrors: PartnerE
 /**
  * The REST routes of a router, each with an exact pattern: case-sensitive, no trailing slash, a `{param}`
  * one path segment. trpc-to-openapi itself matches paths ignoring case and a trailing slash; the REST door
- * holds requests to these patterns so that any other spelling is a wrong path (404, spec §7).
+ * holds requests to these patterns so that any other spelling is a wrong path (404, partner guide § Errors).
  */
 export function restRoutes(router: RouterLike): RestRoute[] {
   return Object.values(router._def.procedures).flatMap((procedure) => {

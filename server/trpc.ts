@@ -54,7 +54,7 @@ const bounded = t.middleware(async ({ ctx, next }) => {
 export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
 
 /**
- * Admits `calls` calls presented with one key: the key check (spec §5, D-13) and the per-key limit
+ * Admits `calls` calls presented with one key: the key check (D-13) and the per-key limit
  * (D-14), once for them all. The REST door and createCaller admit one call each, inside the procedure;
  * the tRPC transport admits a whole batch before any of it runs (D-20), so a batch of n costs one key
  * check and counts n, or is refused whole. Refusals throw the partner error; the rate-limit headers (or
@@ -123,13 +123,13 @@ export type RequestDay = { today: string };
 /**
  * A read inside one brand of the key's partner. The operation's parameters are validated first (400
  * before 404, D-13), then the brand is resolved in the partner's scope: a brand of another partner
- * answers exactly like a missing one (spec §5.2).
+ * answers exactly like a missing one (partner guide § Authentication).
  */
 export function brandProcedure<Shape extends z.ZodRawShape>(
   parameters: Shape,
   /**
    * Rules across parameters (e.g. from ≤ to), judged after the others and before the brand, as 400. They
-   * get the request's today, so a rule can apply to defaults that depend on the clock (spec §4.7 `to`).
+   * get the request's today, so a rule can apply to defaults that depend on the clock (the `to` of review statistics).
    */
   check?: (input: BrandParameters<Shape>, issues: ParameterIssues, request: RequestDay) => void,
 ) {
@@ -151,8 +151,8 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
 }
 
 /**
- * The brand a path names, only if it belongs to the partner: foreign and missing are the same (spec
- * §5.2). From the brand directory (at most 1 s old, server/directory.ts): a name it does not hold waits
+ * The brand a path names, only if it belongs to the partner: foreign and missing are the same (partner guide
+ * § Authentication). From the brand directory (at most 1 s old, server/directory.ts): a name it does not hold waits
  * for a load that started after the call, so a brand added a moment ago is found; a code no brand can
  * have (db/schema/columns.ts) is missing at once.
  */

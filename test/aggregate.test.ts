@@ -22,7 +22,7 @@ import { withDatabase } from './support/global-setup';
 
 const TODAY = kstToday(NOW);
 const YESTERDAY = addDays(TODAY, -1);
-const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (spec §4.8 rule 2)
+const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (D-6)
 
 type Db = DatabaseHandle['db'];
 
@@ -38,7 +38,7 @@ async function aggregateRows(db: Db) {
 /**
  * The aggregate D-6 asks for, counted in JS from the reviews and snapshots, independently of the job's
  * SQL: KST days from kstDay, rounded-down buckets with 0.5 as one and unrated in none, REPLIED as
- * POSTED/OWNER_DIRECT (spec §2 Review rules), days before today only, shops linked before today only,
+ * POSTED/OWNER_DIRECT (D-7), days before today only, shops linked before today only,
  * sales platforms only.
  */
 async function expectedRows(db: Db, now: Date) {
@@ -105,7 +105,7 @@ async function expectedRows(db: Db, now: Date) {
     a.shopId - b.shopId || a.day.localeCompare(b.day);
   const statsRows = [...stats.values()].sort(byShopAndDay);
   sales.sort(byShopAndDay);
-  // The running totals (issue 8): per shop in day order, the row itself included.
+  // The running totals: per shop in day order, the row itself included.
   statsRows.forEach((row, index) => {
     const previous = statsRows[index - 1]?.shopId === row.shopId ? statsRows[index - 1] : undefined;
     row.runningRows = (previous?.runningRows ?? 0) + 1;
@@ -238,7 +238,7 @@ describe('what a run leaves out', () => {
     await database.db.insert(salesSnapshots).values({ shopId: naver.id, day: YESTERDAY, amount: 5_000 });
   });
 
-  it('leaves out today, shops linked today (spec §4.8 rule 2) and platforms without sales', async () => {
+  it('leaves out today, shops linked today (D-6) and platforms without sales', async () => {
     await buildDailyAggregate(database.db, { now: NOW });
     const rows = await aggregateRows(database.db);
     expect(rows).toEqual(await expectedRows(database.db, NOW));

@@ -6,7 +6,7 @@ import { DEMO_BRAND, ENDPOINTS, loadSamples } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';
 import { callerFor, startServer, testServices } from './support/services';
 
-// Spec §5 and D-13, run against every endpoint through both doors: the REST facade and createCaller
+// partner guide § Authentication and D-13, run against every endpoint on both doors: the REST facade and createCaller
 // (the tRPC transport shares the same middleware; see http.test.ts).
 
 const AUTH_FAILURES: [string, string | undefined, PartnerErrorCode][] = [
@@ -53,7 +53,7 @@ describe.each(ENDPOINTS)('$name', (endpoint) => {
   });
 
   if (endpoint.brandScoped) {
-    it('answers a brand of another partner exactly like a missing brand (spec §5.2)', async () => {
+    it('answers a brand of another partner exactly like a missing brand (partner guide § Authentication)', async () => {
       const foreign = await server.request(endpoint.path('burger-town'), { key: DEMO_KEYS.active });
       const missing = await server.request(endpoint.path('no-such-brand'), { key: DEMO_KEYS.active });
       expectErrorBody(foreign, 'PARTNER_API_BRAND_NOT_FOUND');

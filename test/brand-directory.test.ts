@@ -8,8 +8,8 @@ import { expectPartnerError } from './support/errors';
 import { createBrandWithReviews } from './support/factories';
 import { callerFor, testServices } from './support/services';
 
-// A path's brand is resolved from the brand directory (server/directory.ts, issue 8: no round trip per
-// call), in the partner's scope (spec §5.2). Its stated bound: a change of which partner a brand belongs
+// A path's brand is resolved from the brand directory (server/directory.ts: no round trip per
+// call), in the partner's scope (D-13). Its stated bound: a change of which partner a brand belongs
 // to is seen by every call once the directory is 1 s old; a brand added is found at once.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;
 let directoryClock = 0;
@@ -19,7 +19,7 @@ beforeAll(async () => {
   services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => directoryClock });
 });
 
-describe('brand directory (spec §5.2, issue 8)', () => {
+describe('brand directory (partner guide § Authentication)', () => {
   it('finds a brand added since the last load at once, without waiting for the bound', async () => {
     const demo = callerFor(services, DEMO_KEYS.active);
     await demo.brands.list({}); // the directories are loaded
@@ -53,7 +53,7 @@ describe('brand directory (spec §5.2, issue 8)', () => {
     expect((await other.shops.list({ brand_code: fixture.brandCode })).data.items).toHaveLength(1);
   });
 
-  it('lists a brand added, oldest first, once the directory is 1 s old at most (spec §4.1, D-9)', async () => {
+  it('lists a brand added, oldest first, once the directory is 1 s old at most (D-9)', async () => {
     const demo = callerFor(services, DEMO_KEYS.active);
     const before = (await demo.brands.list({ limit: 100 })).data.items.map((brand) => brand.brand_code);
     directoryClock += 1;

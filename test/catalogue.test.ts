@@ -6,7 +6,7 @@ import { expectPartnerError } from './support/errors';
 import { byteOrder, walk } from './support/pages';
 import { callerFor, testServices } from './support/services';
 
-// Spec §2 Brand, User, Shop and §4.1-4.4, with the ordering of D-9, through createCaller.
+// Brands, users and shops (partner guide § Endpoints), with the ordering of D-9, through createCaller.
 let api: ReturnType<typeof callerFor>;
 
 beforeAll(async () => {
@@ -16,8 +16,8 @@ beforeAll(async () => {
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+09:00$/;
 
-describe('brands (spec §4.1)', () => {
-  it('lists the partner’s brands oldest first, ties by code, with exactly the fields of spec §2', async () => {
+describe('brands (partner guide § List brands)', () => {
+  it('lists the partner’s brands oldest first, ties by code, with exactly the documented fields', async () => {
     const { data } = await api.brands.list({});
     expect(data.items.map((brand) => brand.brand_code)).toEqual(['chicken-house', 'bibim-table', 'pizza-lab']);
     for (const brand of data.items) {
@@ -28,7 +28,7 @@ describe('brands (spec §4.1)', () => {
   });
 });
 
-describe('users (spec §4.2, §4.3)', () => {
+describe('users (partner guide § List users of a brand, § Get one user)', () => {
   it('orders by registration time then user_code (D-9)', async () => {
     const { data } = await api.users.list({ brand_code: DEMO_BRAND, limit: 100 });
     expect(data.items.map((user) => user.user_code)).toEqual([
@@ -74,7 +74,7 @@ describe('users (spec §4.2, §4.3)', () => {
   });
 });
 
-describe('shops (spec §4.4)', () => {
+describe('shops (partner guide § List shops of a brand)', () => {
   it('orders by name, platform as text, platform_shop_id (D-9)', async () => {
     const { data } = await api.shops.list({ brand_code: DEMO_BRAND, limit: 100 });
     const keys = data.items.map((shop) => [shop.name, shop.platform, shop.platform_shop_id] as const);
@@ -91,7 +91,7 @@ describe('shops (spec §4.4)', () => {
     expect(jamsil).toEqual(['10733391', '10733408']);
   });
 
-  it('has exactly the fields of spec §2, every status, and a shop without user', async () => {
+  it('has exactly the documented fields, every status, and a shop without user', async () => {
     const { data } = await api.shops.list({ brand_code: DEMO_BRAND, limit: 100 });
     for (const shop of data.items) {
       expect(Object.keys(shop)).toEqual([
@@ -111,7 +111,7 @@ describe('shops (spec §4.4)', () => {
     expect(data.items.find((shop) => shop.platform_shop_id === '10200417')?.user).toBeNull();
   });
 
-  it('lists the registered alert numbers, not the assigned managers (spec §2 alert rules)', async () => {
+  it('lists the registered alert numbers, not the assigned managers (critical-review alert rules)', async () => {
     const { data } = await api.shops.list({ brand_code: DEMO_BRAND, limit: 100 });
     const gangnam = data.items.find((shop) => shop.platform === 'BAEMIN' && shop.platform_shop_id === '10482913');
     expect(gangnam).toMatchObject({
@@ -140,7 +140,7 @@ describe('shops (spec §4.4)', () => {
   });
 });
 
-describe('pagination (spec §1, D-9, D-11)', () => {
+describe('pagination (partner guide § Responses, D-9, D-11)', () => {
   it.each([1, 4, 7])('walking pages of %i gives every row once, in the order of one big page', async (limit) => {
     const all = (await api.shops.list({ brand_code: DEMO_BRAND, limit: 100 })).data.items;
     expect(await walk((page, size) => api.shops.list({ brand_code: DEMO_BRAND, page, limit: size }), limit)).toEqual(

@@ -15,7 +15,7 @@ import {
 } from '../db/schema';
 import { DRIVER, openTestDatabase } from './support/database';
 
-// Rules the database itself enforces, so no writer can break them (D-3, D-4, D-7, spec §8).
+// Rules the database itself enforces, so no writer can break them (D-3, D-4, D-7).
 let database: DatabaseHandle;
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -37,7 +37,7 @@ describe(`database rules on ${DRIVER}`, () => {
     );
   });
 
-  it('allows at most 3 alert numbers per shop (spec §8)', async () => {
+  it('allows at most 3 alert numbers per shop', async () => {
     const [shop] = await database.db.select().from(shops).where(eq(shops.platformShopId, '10482913'));
     if (!shop) throw new Error('fixture shop missing');
     const [number] = await database.db
@@ -54,7 +54,7 @@ describe(`database rules on ${DRIVER}`, () => {
     }
   });
 
-  it('derives the star bucket, replied and handled in one place (spec §4.5, D-7)', async () => {
+  it('derives the star bucket, replied and handled in one place (D-7)', async () => {
     const rows = await database.rows<{
       rating: number | null;
       star_bucket: number;
@@ -90,7 +90,7 @@ describe(`database rules on ${DRIVER}`, () => {
     );
   });
 
-  it('links a shop only to administrators and alert numbers of its own brand (issue 7 finding 8)', async () => {
+  it('links a shop only to administrators and alert numbers of its own brand', async () => {
     const [pizzaUser] = await database.db.select().from(brandUsers).where(eq(brandUsers.userCode, 'u-pz-001'));
     const [ownBrand] = await database.db.select().from(brands).where(eq(brands.brandCode, 'chicken-house'));
     if (!pizzaUser || !ownBrand) throw new Error('fixtures missing');

@@ -6,7 +6,7 @@ import { DEMO_KEYS } from '../db/seed/demo';
 import { openTestDatabase } from './support/database';
 import { startServer, testServices } from './support/services';
 
-// Issue 9: /docs works in a real browser, offline: Debian's Chromium, headless, driven by playwright-core
+// D-15: /docs works in a real browser, offline: Debian's Chromium, headless, driven by playwright-core
 // against an in-process server. Without /usr/bin/chromium (a fresh machine) the file is skipped and says
 // why; .ci/run installs the package. The screenshot is kept in test/artifacts/ (git-ignored).
 

@@ -6,8 +6,8 @@ import { openTestDatabase } from './support/database';
 import { expectErrorBody } from './support/errors';
 import { startServer, testServices } from './support/services';
 
-// D-15 and issue 9: /docs is the partner guide with the reference, served offline by this process;
-// issue 7 finding 7: /docs/assets serves only the files the reference page loads.
+// D-15: /docs is the partner guide with the reference, served offline by this process;
+// /docs/assets serves only the files the reference page loads.
 
 const root = path.resolve(import.meta.dirname, '..');
 let server: Awaited<ReturnType<typeof startServer>>;
@@ -70,7 +70,7 @@ describe('/docs', () => {
   });
 });
 
-describe('/docs/assets (issue 7, finding 7)', () => {
+describe('/docs/assets serves only what the reference page loads', () => {
   it.each(['swagger-ui.css', 'swagger-ui-bundle.js'])('serves %s, which the reference page loads', async (file) => {
     const response = await fetch(`${server.base}/docs/assets/${file}`);
     expect(response.status).toBe(200);

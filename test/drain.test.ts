@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { DRIVER, openTestDatabase } from './support/database';
 
-// Issue 7 finding 4, D-17/D-20: SIGTERM under keep-alive load. The real server process (as `npm start`
+// D-17/D-20: SIGTERM under keep-alive load. The real server process (as `npm start`
 // runs it, on the test database when TEST_DATABASE_URL is set, else the embedded default) is stopped
 // while ten keep-alive clients call it: no call that reached it fails, it answers with Connection: close,
 // stops accepting, closes the database and exits 0.

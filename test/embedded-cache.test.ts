@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoCacheKey, embeddedDataDir, openEmbeddedDemo, readDemoCache, writeDemoCache } from '../db/embedded';
 
-// Issue 8: `npm start` loads the demo cluster from a cache on disk. It must never serve demo data another
+// D-1: `npm start` loads the demo cluster from a cache on disk. It must never serve demo data another
 // build would not give: the key follows the KST day (D-3: the data is relative to today in KST) and every
 // file that builds it (db/: migrations, schema, seed, aggregate, PGlite settings); an entry that does not
 // match its key and checksum is a miss.

@@ -14,7 +14,7 @@ import { expectErrorBody } from './support/errors';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy';
 import { startServer, testServices } from './support/services';
 
-// Issue 7 findings 2 and 3, and the Redis outage of D-14, through a real TCP proxy in front of the real
+// Stalled or lost stores (D-20) and the Redis outage of D-14, through a real TCP proxy in front of the real
 // PostgreSQL and Redis (CI sets TEST_DATABASE_URL and TEST_REDIS_URL). D-20 is the rule: a store that
 // stalls or is down gives the 500 envelope within the deadline, never a hang; /readyz answers within 1 s;
 // recovery needs no restart. The bounds asserted are the rule's own (deadline, 1 s) plus scheduling slack.
@@ -33,7 +33,7 @@ async function timed<T>(work: Promise<T>) {
   return { value, ms: Date.now() - started };
 }
 
-describe.skipIf(DRIVER !== 'postgres')('PostgreSQL stalled or down (D-20, finding 2)', () => {
+describe.skipIf(DRIVER !== 'postgres')('PostgreSQL stalled or down (D-20)', () => {
   let proxy: FaultProxy;
   let proxied: DatabaseHandle;
   let server: Awaited<ReturnType<typeof startServer>>;
@@ -85,7 +85,7 @@ describe.skipIf(DRIVER !== 'postgres')('PostgreSQL stalled or down (D-20, findin
   }
 });
 
-describe(`a query whose request has gone does not run on (${DRIVER}; D-20, finding 3)`, () => {
+describe(`a query whose request has gone does not run on (${DRIVER}; D-20)`, () => {
   /**
    * Holds what a query will wait for: on PostgreSQL a lock on the probe table from another session; on
    * PGlite the single connection itself, by an open transaction.

@@ -12,7 +12,7 @@ import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';
 import { startServer, testServices } from './support/services';
 
-// Issue 7: the service under abuse. Each block is one finding, stated as the rule that must hold.
+// The service under abuse. Each block is one attack, stated as the rule that must hold.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -36,7 +36,7 @@ const batchPath = (calls: number, procedure = 'brands.list') =>
     JSON.stringify(Object.fromEntries(Array.from({ length: calls }, (_, i) => [i, {}]))),
   )}`;
 
-describe('tRPC batches (D-20, finding 1)', () => {
+describe('tRPC batches (D-20)', () => {
   it('refuses more than 10 calls with one 400, before any key check or count', async () => {
     const { limiter, asked } = countingLimiter(100);
     const services = testServices(database.db, {}, limiter);
@@ -85,7 +85,7 @@ describe('tRPC batches (D-20, finding 1)', () => {
   });
 });
 
-describe('the refused-key guard (D-14, finding 5)', () => {
+describe('the refused-key guard (D-14)', () => {
   it('counts concurrent bad keys atomically: 1,000 at once give 300 × 401 and 700 × 429, for one database read', async () => {
     const services = testServices(database.db, {}, undefined, {}); // production timing
     await services.rateLimit.keys.loadedSince(services.rateLimit.keys.now());
@@ -126,7 +126,7 @@ describe('the refused-key guard (D-14, finding 5)', () => {
   });
 });
 
-describe('exact paths (finding 6)', () => {
+describe('exact paths (D-12)', () => {
   it.each([
     `/partner/v1/brands/${DEMO_BRAND}/users/.`,
     `/partner/v1/brands/${DEMO_BRAND}/users/..`,
@@ -149,7 +149,7 @@ describe('exact paths (finding 6)', () => {
   });
 });
 
-describe('answers inside the envelope (finding 7)', () => {
+describe('answers inside the envelope (D-12)', () => {
   it('answers a request without Host with the 400 envelope and a request id', async () => {
     const server = await startServer(testServices(database.db));
     const { port } = new URL(server.base);
@@ -181,7 +181,7 @@ describe('answers inside the envelope (finding 7)', () => {
   });
 });
 
-describe('the cause of a refusal in the log (D-12, finding 9)', () => {
+describe('the cause of a refusal in the log (D-12)', () => {
   it('names the parameter and the rule, never the key or the value', async () => {
     const lines: string[] = [];
     const services = testServices(database.db);

@@ -143,7 +143,7 @@ describe('request id (D-12)', () => {
   });
 });
 
-describe('the generic 500 (spec §7, D-12)', () => {
+describe('the generic 500 (partner guide § Errors, D-12)', () => {
   it('answers a database failure with the fixed envelope and logs the cause with the request id', async () => {
     const broken = await openDatabase({});
     await broken.close(); // every query now fails inside the driver

@@ -12,7 +12,7 @@ import { openTestDatabase } from './support/database';
 import { DEMO_BRAND, DEMO_USER } from './support/endpoints';
 import { startServer, testServices } from './support/services';
 
-// Issue 9, interop: a partner on plain REST generates types from the committed openapi.json with
+// Interop (D-15): a partner on plain REST generates types from the committed openapi.json with
 // openapi-typescript, calls every operation through openapi-fetch, and gets exactly what the tRPC
 // transport (D-18) answers. The generated client lives in a scratch folder under test/artifacts/
 // (git-ignored), inside the project so that it resolves openapi-fetch like a partner's project would.

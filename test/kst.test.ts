@@ -24,7 +24,7 @@ describe('KST day boundaries', () => {
     expect(addDays('2026-12-31', 1)).toBe('2027-01-01');
   });
 
-  it('weeks start on Monday (spec §4.8 rule 1)', () => {
+  it('weeks start on Monday (D-10)', () => {
     expect(mondayOf('2026-11-23')).toBe('2026-11-23'); // Monday
     expect(mondayOf('2026-11-22')).toBe('2026-11-16'); // Sunday belongs to the week before
     expect(mondayOf('2026-11-18')).toBe('2026-11-16');

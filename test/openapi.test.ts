@@ -9,7 +9,7 @@ import { ERROR_CATALOGUE, type PartnerErrorCode } from '../server/errors';
 import { openApiDocument } from '../server/openapi';
 import { restRoutes } from '../server/routes';
 
-// D-15 and issue 9: the document partners generate clients from. It is generated from the router; the
+// D-15: the document partners generate clients from. It is generated from the router; the
 // committed copy (openapi.json, `npm run openapi`) is what they download and what these rules judge.
 
 type Schema = { $ref?: string; oneOf?: Schema[]; description?: string; maxLength?: number } & Record<string, unknown>;
@@ -108,14 +108,14 @@ describe('parameters, as client generators read them', () => {
     }
   });
 
-  it('give keyword its 50-character limit (spec §4.5), and platform_shop_id its own', () => {
+  it('give keyword its 50-character limit , and platform_shop_id its own', () => {
     expect(parameter('/brands/{brand_code}/reviews', 'keyword')?.schema.maxLength).toBe(50);
     for (const route of ['/reviews', '/review-stats', '/sales']) {
       expect(parameter(`/brands/{brand_code}${route}`, 'platform_shop_id')?.schema.maxLength).toBe(100);
     }
   });
 
-  it('name the platform value sets: Platform, and SalesPlatform for sales (spec §1, §4.8)', () => {
+  it('name the platform value sets: Platform, and SalesPlatform for sales (partner guide § Responses, § Sales)', () => {
     expect(committed.components.schemas.Platform?.enum).toEqual([
       'BAEMIN',
       'CPEATS',
@@ -167,7 +167,7 @@ describe('responses', () => {
     }
   });
 
-  it('fix status, status_code and message in each error schema (spec §7, D-12)', () => {
+  it('fix status, status_code and message in each error schema (partner guide § Errors, D-12)', () => {
     for (const code of Object.keys(ERROR_CATALOGUE) as PartnerErrorCode[]) {
       expect(committed.components.schemas[code]).toMatchObject({
         required: ['status', 'status_code', 'message'],

@@ -10,7 +10,7 @@ import { listSales, salesQuery } from '../db/queries/sales';
 import { listUsers } from '../db/queries/users';
 import { DRIVER, NOW, openTestDatabase } from './support/database';
 
-// Statements and their plans (db/plans.ts, db/client.ts, issue 8): list statements are prepared and may
+// Statements and their plans (db/plans.ts, db/client.ts): list statements are prepared and may
 // run on a cached plan, so the page size is part of their text; a keyword's statement never is prepared,
 // so it is planned for its own word every time.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;

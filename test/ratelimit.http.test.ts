@@ -15,7 +15,7 @@ beforeAll(async () => {
   database = await openTestDatabase();
 });
 
-describe('per-key rate limit (spec §8, D-14)', () => {
+describe('per-key rate limit (partner guide § Rate limit, D-14)', () => {
   it('counts every call with a valid key, whatever its outcome, and refuses the next with 429', async () => {
     const server = await startServer(testServices(database.db, { RATE_LIMIT_PER_MINUTE: '3' }));
     const ok = await server.request('/partner/v1/brands', { key: DEMO_KEYS.active });
@@ -79,7 +79,7 @@ describe('refused keys per client address (D-14)', () => {
       createCaller(createRequestContext(services, { apiKey: key, clientAddress: '10.7.7.7' })).brands.list();
     expect((await call()).status).toBe('SUCCESS');
     await revokeApiKey(database.db, row.id, new Date(NOW.getTime() - 1000));
-    // The stated bound (server/key-directory.ts): up to 1 s old, the directory still holds it valid…
+    // The stated bound (server/directory.ts): up to 1 s old, the directory still holds it valid…
     clock += 1_000;
     expect((await call()).status).toBe('SUCCESS');
     // …and past it, every call sees the revocation.

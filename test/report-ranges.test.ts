@@ -11,10 +11,10 @@ import { NOW, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { createBrandWithReviews, type ReviewSpec } from './support/factories';
 
-// Issue 8: review-stats and sales by shop, platform and user read the aggregate's running totals (prefix
+// Review-stats and sales by shop, platform and user read the aggregate's running totals (prefix
 // sums) at two rows per shop. These tests hold that read to the plain sum over the daily rows at every
 // boundary: ranges that start or end on a day with a row or without one, a shop with rows only outside
-// the range (absent, spec §4.7 rule 2, §4.8 rule 4), a sales day of amount 0 (present, with 0), from = to;
+// the range (absent, D-6), a sales day of amount 0 (present, with 0), from = to;
 // and every group_by adds up to the same totals (D-10).
 
 const TODAY = kstToday(NOW);
@@ -124,7 +124,7 @@ describe('a brand whose every row is known, every range of a 15-day window', () 
     });
     brand = { id: fixture.brandId, brandCode: fixture.brandCode };
     shopIds = fixture.shops.map((shop) => shop.platformShopId);
-    // Linked long ago, so the aggregate takes them (spec §4.8 rule 2).
+    // Linked long ago, so the aggregate takes them (D-6).
     await database.db
       .update(shops)
       .set({ linkedAt: new Date('2020-01-01T00:00:00Z') })

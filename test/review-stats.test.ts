@@ -11,12 +11,12 @@ import { expectErrorBody, expectPartnerError } from './support/errors';
 import { byteOrder, walk } from './support/pages';
 import { callerFor, startServer, testServices } from './support/services';
 
-// Spec §2 Review statistics row and §4.7, with D-6 (the daily aggregate), D-9 (ties) and D-11.
+// Review statistics (partner guide § Review statistics), with D-6 (the daily aggregate), D-9 (ties) and D-11.
 // The template was aggregated with NOW, the clock of these callers.
 
 const TODAY = kstToday(NOW);
 const YESTERDAY = addDays(TODAY, -1);
-const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (spec §4.8 rule 2)
+const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (D-6)
 const PATH = `/partner/v1/brands/${DEMO_BRAND}/review-stats`;
 
 let database: DatabaseHandle;
@@ -48,7 +48,7 @@ function reviewList(from: string, to: string, filters: { platform_shop_id?: stri
 }
 
 /**
- * The statistics of spec §2 counted from review list items: REPLIED replies; ratings by the rounded-down
+ * The statistics counted from review list items: REPLIED replies; ratings by the rounded-down
  * value with 0.5 counted as one, reviews without rating in no bucket (D-6).
  */
 function countOf(reviews: Review[]): Counts {
@@ -95,7 +95,7 @@ const FIELDS = [
   'rating_counts',
 ];
 
-describe('the counts equal counting the review list for a past range (spec §4.7, D-6)', () => {
+describe('the counts equal counting the review list for a past range (partner guide § Review statistics, D-6)', () => {
   // The 30 days before today, with the day-boundary reviews of 10 and 11 days ago (00:00:00, 23:59:59).
   const FROM = addDays(TODAY, -30);
   const TO = YESTERDAY;
@@ -184,7 +184,7 @@ describe('the counts equal counting the review list for a past range (spec §4.7
   });
 });
 
-describe('today and the shop linked today (spec §4.7 rule 1, §4.8 rule 2)', () => {
+describe('today and the shop linked today (D-6)', () => {
   it('today never appears, even with to=today, though the review list has reviews of today', async () => {
     expect((await reviewList(TODAY, TODAY)).length).toBeGreaterThan(0);
     expect(await stats({ from: TODAY, to: TODAY })).toEqual([]);
@@ -198,7 +198,7 @@ describe('today and the shop linked today (spec §4.7 rule 1, §4.8 rule 2)', ()
     }
   });
 
-  it('the shop linked today has no row, even for history collected before today (spec §4.8 rule 2)', async () => {
+  it('the shop linked today has no row, even for history collected before today (D-6)', async () => {
     // Give the shop a review of yesterday, as a link collects history, and rebuild: still no row.
     const [linked] = await database.db
       .select({ id: shops.id, brandId: shops.brandId })
@@ -223,7 +223,7 @@ describe('today and the shop linked today (spec §4.7 rule 1, §4.8 rule 2)', ()
   });
 });
 
-describe('fields (spec §2, §4.7 table)', () => {
+describe('fields (partner guide § Review statistics)', () => {
   const FILLED = {
     date: ['date'],
     shop: ['platform_shop_id', 'shop_name', 'platform'],
@@ -231,7 +231,7 @@ describe('fields (spec §2, §4.7 table)', () => {
   } as const;
 
   it.each(Object.entries(FILLED))(
-    'group_by=%s fills exactly %j, in the spec’s field order',
+    'group_by=%s fills exactly %j, in the documented field order',
     async (group_by, filled) => {
       const rows = await stats({ group_by: group_by as keyof typeof FILLED });
       expect(rows.length).toBeGreaterThan(0);
@@ -253,13 +253,13 @@ describe('fields (spec §2, §4.7 table)', () => {
   });
 });
 
-/** Spec §4.7 order with D-9 ties: review_count descending, then the key ascending (byte order). */
+/** The documented order with D-9 ties: review_count descending, then the key ascending (byte order). */
 const byCountThenKey = (a: StatsRow, b: StatsRow) =>
   b.review_count - a.review_count ||
   byteOrder(a.platform_shop_id ?? '', b.platform_shop_id ?? '') ||
   byteOrder(a.platform ?? '', b.platform ?? '');
 
-describe('order (spec §4.7, D-9) and pages', () => {
+describe('order (partner guide § Review statistics, D-9) and pages', () => {
   it('date: newest first', async () => {
     const dates = (await stats()).map((row) => row.date ?? '');
     expect(dates).toEqual([...dates].sort().reverse());
@@ -313,7 +313,7 @@ describe('order (spec §4.7, D-9) and pages', () => {
       runningRatingFour: 0,
       runningRatingFive: 0,
     });
-    // The running totals (issue 8) follow: with every count 0, every running count is 0 too.
+    // The running totals follow: with every count 0, every running count is 0 too.
     await copy.db.update(reviewStatsDaily).set({ reviewCount: 0, runningReviewCount: 0 });
 
     const byShop = await stats({ group_by: 'shop' }, caller);
@@ -340,7 +340,7 @@ describe('order (spec §4.7, D-9) and pages', () => {
   });
 });
 
-describe('default range (spec §4.7, §8)', () => {
+describe('default range (partner guide § Dates and time (KST))', () => {
   it('without from and to: the 30 days before today through today', async () => {
     const rows = await stats();
     expect(rows).toEqual(await stats({ from: addDays(TODAY, -30), to: TODAY }));
@@ -361,7 +361,7 @@ describe('default range (spec §4.7, §8)', () => {
   });
 });
 
-describe('parameters (spec §7, D-11, D-13)', () => {
+describe('parameters (partner guide § Errors, D-11, D-13)', () => {
   it.each([
     '?from=2026-1-1',
     '?from=2026-02-30',

@@ -5,7 +5,7 @@ import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody } from './support/errors';
 import { startServer, testServices } from './support/services';
 
-// Spec §7 (review list 400 cases) and D-11, as partners send them over REST.
+// partner guide § Errors (review list 400 cases) and D-11, as partners send them over REST.
 let server: Awaited<ReturnType<typeof startServer>>;
 beforeAll(async () => {
   server = await startServer(testServices((await openTestDatabase()).db));
@@ -64,7 +64,7 @@ describe('review list parameters', () => {
     expectErrorBody(await get(query), 'PARTNER_API_INVALID_PARAMETER');
   });
 
-  it('judges parameters before the brand (D-13) and the brand before the review (spec §7)', async () => {
+  it('judges parameters before the brand (D-13) and the brand before the review (partner guide § Errors)', async () => {
     expectErrorBody(
       await server.request('/partner/v1/brands/burger-town/reviews?from=bad', { key: DEMO_KEYS.active }),
       'PARTNER_API_INVALID_PARAMETER',

@@ -8,8 +8,8 @@ import { DRIVER, openTestDatabase } from './support/database';
 import { type BrandFixture, createBrandWithReviews, type ReviewSpec } from './support/factories';
 import { callerFor, testServices } from './support/services';
 
-// Random filter combinations over generated reviews give exactly what an in-memory oracle of the spec's
-// rules gives (spec §2 Review, §4.5; D-7, D-8, D-9). The oracle is written from the spec, not from the SQL.
+// Random filter combinations over generated reviews give exactly what an in-memory oracle of the contract's
+// rules gives (D-7, D-8, D-9). The oracle is written from the partner guide, not from the SQL.
 
 const PLATFORMS = ['BAEMIN', 'NAVER', 'CPEATS'] as const;
 const WORDS = ['맛있', 'Crispy', 'CRISPY', '100%', 'a_b', 'axb', '짜요', '\\n', '치킨', '', '마라'];
@@ -90,7 +90,7 @@ beforeAll(async () => {
   api = callerFor(services, DEMO_KEYS.active);
 });
 
-/** The spec's rules, stated directly. */
+/** The contract's rules, stated directly. */
 function oracle(filters: Record<string, string | number | boolean | undefined>) {
   const bucket = (rating: number | null) => (rating === null ? 0 : rating < 1 ? 1 : Math.floor(rating));
   return generated
@@ -129,7 +129,7 @@ function oracle(filters: Record<string, string | number | boolean | undefined>) 
     .map((review) => review.code);
 }
 
-describe(`review filters against the spec's oracle on ${DRIVER}`, () => {
+describe(`review filters against the contract's oracle on ${DRIVER}`, () => {
   it('agree for random combinations, across pages', async () => {
     await fc.assert(
       fc.asyncProperty(filtersArbitrary, fc.integer({ min: 1, max: 30 }), async (filters, limit) => {

@@ -9,7 +9,7 @@ import { expectPartnerError } from './support/errors';
 import { type BrandFixture, createBrandWithReviews } from './support/factories';
 import { callerFor, testServices } from './support/services';
 
-// Spec §2 Review and §4.5-4.6, decisions D-5, D-7, D-8, D-9: each rule against rows built for it.
+// Reviews (partner guide § Endpoints), decisions D-5, D-7, D-8, D-9: each rule against rows built for it.
 // The brand's dissatisfaction range is 1..2; shop 0 is on BAEMIN, shop 1 on NAVER.
 const at = (day: string, time: string) => new Date(kstDayStart(day).getTime() + Date.parse(`1970-01-01T${time}Z`));
 const REVIEWS = [
@@ -111,7 +111,7 @@ describe('order and dates', () => {
   });
 });
 
-describe('rating bounds (spec §4.5 rules 1-2)', () => {
+describe('rating bounds (D-7: 0.5 counts as 1)', () => {
   it.each<[Filters, number[]]>([
     [{ rating_min: 1 }, [1, 6, 5, 4, 0, 3]], // a review without rating counts as 0
     [{ rating_max: 0 }, [2]], // only reviews without rating
@@ -125,7 +125,7 @@ describe('rating bounds (spec §4.5 rules 1-2)', () => {
   });
 });
 
-describe('is_critical (spec §2, D-7)', () => {
+describe('is_critical (D-7)', () => {
   it('is the star range OR the AI judgement, and the filter uses the same rule', async () => {
     const { data } = await api.reviews.list({ brand_code: fixture.brandCode, limit: 100 });
     const critical = data.items
@@ -152,7 +152,7 @@ describe('is_critical (spec §2, D-7)', () => {
   });
 });
 
-describe('replies and handling (spec §2 Review rules, D-7)', () => {
+describe('replies and handling (D-7)', () => {
   it('shows owner-direct and posted replies as REPLIED with their text and time', async () => {
     const { data } = await api.reviews.list({ brand_code: fixture.brandCode, replied: true });
     expect(data.items.map((review) => [review.reply_status, review.reply_content, review.reply_date])).toEqual([
@@ -176,7 +176,7 @@ describe('replies and handling (spec §2 Review rules, D-7)', () => {
   });
 });
 
-describe('keyword (spec §4.5, D-8)', () => {
+describe('keyword (partner guide § List reviews of a brand, D-8)', () => {
   it.each<[string, number[]]>([
     ['crispy', [0, 3]], // case-insensitive
     ['마라', [1]], // found only in a menu name
@@ -206,8 +206,8 @@ describe('keyword (spec §4.5, D-8)', () => {
   });
 });
 
-describe('fields (spec §2 Review)', () => {
-  it('returns exactly the fields of the spec, star-only content "" and menus null when none', async () => {
+describe('fields (partner guide § Get one review)', () => {
+  it('returns exactly the documented fields, star-only content "" and menus null when none', async () => {
     const { data } = await api.reviews.list({ brand_code: fixture.brandCode, limit: 100 });
     for (const review of data.items) {
       expect(Object.keys(review)).toEqual([
@@ -238,7 +238,7 @@ describe('fields (spec §2 Review)', () => {
   });
 });
 
-describe('single review (spec §4.6)', () => {
+describe('single review (partner guide § Get one review)', () => {
   it('is identical to its item in the list', async () => {
     const { data } = await api.reviews.list({ brand_code: fixture.brandCode, limit: 100 });
     for (const review of data.items) {

@@ -11,12 +11,12 @@ import { expectErrorBody, expectPartnerError } from './support/errors';
 import { byteOrder, walk } from './support/pages';
 import { callerFor, startServer, testServices } from './support/services';
 
-// Spec §2 Sales row and §4.8, with D-6 (the daily aggregate), D-9 (ties), D-10 (user null, weeks), D-11.
+// Sales (partner guide § Sales), with D-6 (the daily aggregate), D-9 (ties), D-10 (user null, weeks), D-11.
 // The template was aggregated with NOW, the clock of these callers.
 
 const TODAY = kstToday(NOW);
 const YESTERDAY = addDays(TODAY, -1);
-const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (spec §4.8 rule 2)
+const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (D-6)
 const WITHOUT_USER = '10200417'; // chicken-house, BAEMIN, the one shop without a brand user
 const PATH = `/partner/v1/brands/${DEMO_BRAND}/sales`;
 const GROUP_BYS = ['shop', 'platform', 'user', 'date', 'week'] as const;
@@ -44,7 +44,7 @@ function sales(input: SalesInput = {}, caller: Caller = api) {
 const totalOf = (rows: SalesRow[]) => rows.reduce((sum, row) => sum + row.sales_amount, 0);
 
 /**
- * Spec §4.8 order with the ties of D-9: sales_amount descending, then the grouping key ascending in byte
+ * partner guide § Sales order with the ties of D-9: sales_amount descending, then the grouping key ascending in byte
  * order: platform_shop_id then platform, or user_code with the null user after every user of the same amount.
  */
 function bySalesThenKey(a: SalesRow, b: SalesRow) {
@@ -91,7 +91,7 @@ describe('every group_by has the same total (D-10)', () => {
   });
 });
 
-describe('weeks (spec §4.8 rule 1, D-10)', () => {
+describe('weeks (D-10)', () => {
   it('over a range from a Wednesday to a Friday, each week is the sum of its days inside the range', async () => {
     expect([new Date(MID_FROM).getUTCDay(), new Date(MID_TO).getUTCDay()]).toEqual([3, 5]);
     const days = await sales({ from: MID_FROM, to: MID_TO, group_by: 'date' });
@@ -147,7 +147,7 @@ describe('users (D-10)', () => {
   });
 });
 
-describe('today and the shop linked today (spec §4.8 rule 2, D-6)', () => {
+describe('today and the shop linked today (D-6)', () => {
   it('today never appears, even with to=today, though today has snapshots', async () => {
     expect(await database.db.$count(salesSnapshots, eq(salesSnapshots.day, TODAY))).toBeGreaterThan(0);
     expect(await sales({ from: TODAY, to: TODAY, group_by: 'date' })).toEqual([]);
@@ -181,7 +181,7 @@ describe('today and the shop linked today (spec §4.8 rule 2, D-6)', () => {
     };
     const linked = await shopOf('BAEMIN', LINKED_TODAY);
     const naver = await shopOf('NAVER');
-    // History a link collects, and a snapshot on a platform without sales (spec §4.8): both must stay out.
+    // History a link collects, and a snapshot on a platform without sales (partner guide § Sales): both must stay out.
     await database.db.insert(salesSnapshots).values([
       { shopId: linked.id, day: YESTERDAY, amount: 777_000 },
       { shopId: naver.id, day: YESTERDAY, amount: 555_000 },
@@ -204,7 +204,7 @@ describe('today and the shop linked today (spec §4.8 rule 2, D-6)', () => {
   });
 });
 
-describe('fields (spec §2, §4.8 table)', () => {
+describe('fields (partner guide § Sales)', () => {
   const FIELDS = [
     'group_by',
     'date',
@@ -223,13 +223,13 @@ describe('fields (spec §2, §4.8 table)', () => {
     week: ['week_start'],
   };
 
-  it.each(GROUP_BYS)('group_by=%s fills exactly its fields, in the spec’s field order', async (group_by) => {
+  it.each(GROUP_BYS)('group_by=%s fills exactly its fields, in the documented field order', async (group_by) => {
     const rows = await sales({ group_by });
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {
       expect(Object.keys(row)).toEqual(FIELDS);
       expect(row.group_by).toBe(group_by);
-      // The user of the shop without one, and its group, are null on purpose (spec §2 Shop.user, D-10).
+      // The user of the shop without one, and its group, are null on purpose (D-10).
       const ownerless = row.user === null && (row.platform_shop_id === WITHOUT_USER || group_by === 'user');
       for (const key of ['date', 'week_start', 'platform_shop_id', 'shop_name', 'platform', 'user'] as const) {
         const shouldFill = FILLED[group_by].includes(key) && !(key === 'user' && ownerless);
@@ -246,7 +246,7 @@ describe('fields (spec §2, §4.8 table)', () => {
   });
 });
 
-describe('order (spec §4.8, D-9) and pages', () => {
+describe('order (partner guide § Sales, D-9) and pages', () => {
   it.each(['shop', 'platform', 'user'] as const)('%s: sales_amount descending, ties by the key', async (group_by) => {
     const rows = await sales({ group_by });
     expect(rows).toEqual([...rows].sort(bySalesThenKey));
@@ -288,7 +288,7 @@ describe('order (spec §4.8, D-9) and pages', () => {
       runningRows: 1,
       runningSalesAmount: 0,
     });
-    // The running totals (issue 8) follow the amounts: all 0.
+    // The running totals follow the amounts: all 0.
     await copy.db.update(salesDaily).set({ salesAmount: 0, runningSalesAmount: 0 });
 
     const byShop = await sales({ group_by: 'shop' }, caller);
@@ -339,7 +339,7 @@ describe('order (spec §4.8, D-9) and pages', () => {
   });
 });
 
-describe('default range (spec §4.8, §8)', () => {
+describe('default range (partner guide § Dates and time (KST))', () => {
   it('without from and to: the 30 days before today through today', async () => {
     const rows = await sales({ group_by: 'date' });
     expect(rows).toEqual(await sales({ from: addDays(TODAY, -30), to: TODAY, group_by: 'date' }));
@@ -359,7 +359,7 @@ describe('default range (spec §4.8, §8)', () => {
   });
 });
 
-describe('parameters (spec §7, D-11, D-13)', () => {
+describe('parameters (partner guide § Errors, D-11, D-13)', () => {
   it.each([
     '?platform=NAVER', // sales cover BAEMIN, CPEATS and YOGIYO only
     '?platform=DDANGYO',

@@ -6,7 +6,7 @@ import { copyField, inBulkTransaction } from '../db/seed/bulk';
 import { DRIVER, NOW, openTestDatabase } from './support/database';
 import { createBrandWithReviews } from './support/factories';
 
-// The large seed's bulk writer (issue 8): COPY on PostgreSQL, inserts on PGlite. What it stores must be
+// The large seed's bulk writer: COPY on PostgreSQL, inserts on PGlite. What it stores must be
 // exactly what an insert of the same rows stores, and the table must keep every index it had.
 let database: DatabaseHandle;
 beforeAll(async () => {

@@ -7,7 +7,7 @@ import { type PageRequest, paginate } from './pagination';
 /** A brand as every brand query takes it (tenancy): its row id, and the code its path names. */
 export type BrandScope = { id: number; brandCode: string };
 
-/** A brand as the brand directory (server/directory.ts) holds it: its scope, its partner, and spec §2 Brand. */
+/** A brand as the directory (server/directory.ts) holds it: its scope, its partner, and the fields of GET /brands. */
 export type BrandEntry = BrandScope & {
   partnerId: number;
   listed: { brand_code: string; display_name: string; created_at: string };
@@ -19,8 +19,8 @@ export function brandScopeName(partnerId: number, brandCode: string) {
 }
 
 /**
- * Every brand under its partner (spec §5.2: a brand of another partner is a missing one), for the brand
- * directory, which resolves a path's brand_code and answers GET /brands without a round trip (issue 8).
+ * Every brand under its partner (another partner's brand is a missing one: D-13), for the brand
+ * directory, which resolves a path's brand_code and answers GET /brands without a round trip.
  * In the list order of D-9 (oldest first, then by code), which the map keeps. What a brand's other
  * answers depend on (its critical range, D-7) is read by each query itself, never from here.
  */
@@ -46,7 +46,7 @@ export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> 
   );
 }
 
-/** Brands of a partner (spec §4.1), oldest first then by code (D-9): the directory's order, paged. */
+/** Brands of a partner (partner guide § List brands), oldest first then by code (D-9): the directory's order, paged. */
 export function listBrands(directory: Iterable<BrandEntry>, partnerId: number, page: PageRequest) {
   const own = [...directory].filter((brand) => brand.partnerId === partnerId).map((brand) => brand.listed);
   return paginate(async ({ limit, offset }) => own.slice(offset, offset + limit), page);

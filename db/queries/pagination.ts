@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 /** A page of a list, as asked for (already validated: page ≥ 1, 1 ≤ limit ≤ 100). */
 export type PageRequest = { page: number; limit: number };
 
-/** The list `data` of spec §1. */
+/** The list `data` (partner guide § Pages). */
 export type Page<T> = { items: T[]; page: number; limit: number; has_next: boolean };
 
 /**
@@ -19,11 +19,11 @@ export async function paginate<T>(
 }
 
 /**
- * A LIMIT written into the statement's text instead of sent as a parameter (issue 8). PostgreSQL plans a
+ * A LIMIT written into the statement's text instead of sent as a parameter. PostgreSQL plans a
  * LIMIT parameter as "a tenth of the rows", so a prepared list statement never earned a reusable generic
  * plan (db/plans.ts); with the number in the text it does, at the cost of one statement text per page
  * size (at most 101). drizzle types `.limit()` as a number or placeholder but renders any SQL chunk it is
- * given; test/pagination.test.ts holds it to the text.
+ * given; test/plans.test.ts holds it to the text.
  */
 export function literalLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a row count: ${limit}`);

@@ -9,7 +9,7 @@ import { literalLimit } from './pagination';
 
 // What the two reads of the daily aggregate (review-stats, sales) share.
 
-/** The filters of spec §4.7 / §4.8: the KST day range (both inclusive, defaults applied), platform, shop. */
+/** The filters of review statistics and sales: the KST day range (both inclusive, defaults applied), platform, shop. */
 export type ReportFilters = {
   from: string;
   to: string;
@@ -21,7 +21,7 @@ export type ReportFilters = {
  * Runs a report statement that reads the range's aggregate rows one by one (group_by date, week), planned
  * for its own values on every call (db/plans.ts): its best plan depends on the length of the range, and
  * PostgreSQL's cached generic plan took the range for a few rows and sorted a whole year of them for one
- * page of weeks (6.2 ms of PostgreSQL time against 1.6 ms planned for the range, 1M reviews; issue 8).
+ * page of weeks (several times the PostgreSQL time of a plan made for the range, at 1M reviews).
  * The running-total reads (shop, platform, user) probe two rows per shop whatever the range, and stay
  * prepared.
  */
@@ -61,11 +61,11 @@ export function reportConditions(
 type RunningDaily = PgTable & { shopId: PgColumn; day: PgColumn; runningRows: PgColumn };
 
 /**
- * Each shop's totals over [from, to] from the running totals of the aggregate (issue 8): the running value
+ * Each shop's totals over [from, to] from the running totals of the aggregate: the running value
  * at the shop's last row on or before `to` minus the one at its last row before `from` (none: 0). Two
  * probes of the (shop_id, day) primary key per shop of the brand, whatever the length of the range,
  * instead of reading every (shop, day) row of it. A shop whose row count does not change over the range
- * has no row in it and does not appear (spec §4.7 rule 2, §4.8 rule 4), even where a sales amount is 0.
+ * has no row in it and does not appear (D-6), even where a sales amount is 0.
  *
  * The caller selects FROM `shops`, joins `upTo` and `beforeFrom` as their comments say, filters by `where`
  * (the brand's shops under the filters, with rows in the range) and groups; `totals` are SUMs of the
@@ -117,7 +117,7 @@ export const NONE = sql<null>`NULL`;
 
 /**
  * The select fields of one grouping of a report: the keys it groups by as they are, every other key NULL,
- * so each group_by fills exactly its own fields and all rows have one shape (spec §4.7, §4.8 field tables).
+ * so each group_by fills exactly its own fields and all rows have one shape (partner guide § Endpoints).
  */
 export function groupingKeys<Keys extends Record<string, SQL>>(
   keys: Keys,

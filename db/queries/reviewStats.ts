@@ -6,13 +6,13 @@ import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
 import { groupingKeys, NONE, plannedForItsRange, reportConditions, shopRangeTotals, sumOf } from './report';
 
-// Review statistics (spec §4.7), read only from the daily aggregate (D-6): the numbers are the job's.
+// Review statistics (partner guide § Review statistics), read only from the daily aggregate (D-6).
 
 export const REVIEW_STATS_GROUP_BY = ['date', 'shop', 'platform'] as const;
 export type ReviewStatsGroupBy = (typeof REVIEW_STATS_GROUP_BY)[number];
 type Platform = (typeof platformEnum.enumValues)[number];
 
-/** The parameters of spec §4.7, validated and with the range defaults applied. Days are KST, inclusive. */
+/** The parameters of review statistics, validated and with the range defaults applied. Days are KST, inclusive. */
 export type ReviewStatsFilters = {
   from: string;
   to: string;
@@ -46,7 +46,7 @@ function totalsOf(counts: {
 
 /**
  * Statistics rows of the brand for the range, grouped per `group_by`; groups without a row do not appear.
- * Ordered per spec §4.7: date newest first, the others by review_count descending, ties by the grouping
+ * Ordered as documented: date newest first, the others by review_count descending, ties by the grouping
  * key ascending (D-9) so that pages never skip or repeat a row.
  */
 export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsFilters, page: PageRequest) {
@@ -85,7 +85,7 @@ function byDate(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
 
 /**
  * group_by=shop or platform: each shop's counts over the range from the aggregate's running totals, two
- * index probes per shop whatever the range (issue 8, report.ts), then the shops grouped by the keys.
+ * index probes per shop whatever the range (report.ts), then the shops grouped by the keys.
  */
 function byShop(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
   const range = shopRangeTotals(

@@ -6,13 +6,13 @@ import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
 import { groupingKeys, NONE, plannedForItsRange, reportConditions, shopRangeTotals, sumOf } from './report';
 
-// Sales (spec §4.8), read only from the daily aggregate (D-6): the numbers are the job's.
+// Sales (partner guide § Sales), read only from the daily aggregate (D-6): the numbers are the job's.
 
 export const SALES_GROUP_BY = ['shop', 'platform', 'user', 'date', 'week'] as const;
 export type SalesGroupBy = (typeof SALES_GROUP_BY)[number];
 type SalesPlatform = (typeof SALES_PLATFORMS)[number];
 
-/** The parameters of spec §4.8, validated and with the range defaults applied. Days are KST, inclusive. */
+/** The parameters of partner guide § Sales, validated and with the range defaults applied. Days are KST, inclusive. */
 export type SalesFilters = {
   from: string;
   to: string;
@@ -81,7 +81,7 @@ function byDay(db: Db, brand: BrandScope, filters: SalesFilters) {
 
 /**
  * group_by=shop, platform or user: each shop's sales over the range from the aggregate's running totals,
- * two index probes per shop whatever the range (issue 8, report.ts), then the shops joined with their
+ * two index probes per shop whatever the range (report.ts), then the shops joined with their
  * current user and grouped by the keys. group_by=user groups the shops without a brand user under one
  * `user: null` row (D-10), so every group_by sums the same rows.
  */

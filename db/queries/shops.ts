@@ -35,7 +35,7 @@ export function listShops(db: Db, brand: BrandScope, page: PageRequest) {
         .map(({ phone_number, enabled, managerName, managerRole }) => ({
           phone_number,
           enabled,
-          // The owner of the number, whether or not assigned to this shop (spec §2 rule 1).
+          // The owner of the number, whether or not assigned to this shop (partner guide § List shops of a brand).
           manager: managerName === null ? null : { display_name: managerName, role: managerRole },
         })),
     }));
@@ -52,7 +52,7 @@ function managersOf(db: Db, shopIds: number[]) {
     .orderBy(asc(shopManagers.shopId), asc(managers.displayName), asc(managers.id));
 }
 
-/** The registered numbers: the authoritative list of alert recipients (spec §2 rule 2), in slot order. */
+/** The registered numbers: the authoritative list of alert recipients, in slot order. */
 function alertsOf(db: Db, shopIds: number[]) {
   if (!shopIds.length) return Promise.resolve([]);
   return db

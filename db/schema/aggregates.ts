@@ -7,10 +7,10 @@ import { shops } from './shops';
  * The daily aggregate (D-6): one row per (shop, KST day) with at least one review, for days before today.
  * Rebuilt by db/aggregate.ts; review-stats reads only this table.
  *
- * The `running*` columns are prefix sums per shop in day order, this row included (issue 8): a shop's total
+ * The `running*` columns are prefix sums per shop in day order, this row included: a shop's total
  * over [from, to] is the running value of its last row on or before `to` minus that of its last row before
  * `from`, two probes of the primary key instead of a read of every day (db/queries/report.ts).
- * `runningRows` counts rows, so a range holding rows is told from one holding none (spec §4.7 rule 2).
+ * `runningRows` counts rows, so a range holding rows is told from one holding none (D-6).
  */
 export const reviewStatsDaily = pgTable(
   'review_stats_daily',
@@ -52,7 +52,7 @@ export const reviewStatsDaily = pgTable(
 /**
  * One row per (shop, KST day) with a sales snapshot, for days before today (D-6). The `running*` columns
  * are prefix sums per shop in day order, as in review_stats_daily; `runningRows` is what tells a range
- * whose amounts are all 0 (the shop appears, with 0) from a range without rows (it does not, spec §4.8
+ * whose amounts are all 0 (the shop appears, with 0) from a range without rows (it does not, partner guide § Sales
  * rule 4).
  */
 export const salesDaily = pgTable(

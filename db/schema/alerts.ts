@@ -18,7 +18,7 @@ import { managers } from './managers';
 import { shops } from './shops';
 
 /**
- * A phone number verified for a brand (spec §2 critical_review_alerts rule 1: verification is per brand,
+ * A phone number verified for a brand (partner guide § List shops of a brand: verification is per brand,
  * registration to a shop is a separate step). `manager_id` null: the number belongs to no administrator.
  */
 export const alertNumbers = pgTable(
@@ -48,9 +48,9 @@ export const alertNumbers = pgTable(
 
 /**
  * A verified number registered to a shop: the authoritative list of alert recipients (rule 2).
- * At most 3 per shop (spec §8) is enforced by the database: a slot 1..3, unique per shop. `brand_id` is
+ * At most 3 per shop is enforced by the database: a slot 1..3, unique per shop. `brand_id` is
  * the shop's and the number's brand (composite keys), so a number verified for one brand, and its
- * administrator's name, can never appear on another brand's shop (issue 7 finding 8).
+ * administrator's name, can never appear on another brand's shop.
  */
 export const shopAlertNumbers = pgTable(
   'shop_alert_numbers',

@@ -15,7 +15,7 @@ export const brands = pgTable(
     brandCode: text('brand_code').notNull().unique(),
     displayName: text('display_name').notNull(),
     /**
-     * The brand's dissatisfaction star range (spec §2 is_critical rule 1), inclusive, compared with the
+     * The brand's dissatisfaction star range (D-7), inclusive, compared with the
      * rating rounded down (0.5 as 1). Read at query time, so a change applies at once (D-7).
      */
     criticalStarMin: smallint('critical_star_min').notNull().default(1),

@@ -13,7 +13,7 @@ export const managers = pgTable(
       .notNull()
       .references(() => brands.id),
     displayName: text('display_name').notNull(),
-    /** null is a real value: an administrator without a role (spec §2 managers.role). */
+    /** null is a real value: an administrator without a role (partner guide § List shops of a brand). */
     role: managerRoleEnum('role'),
     ...createdAt,
   },
@@ -21,9 +21,9 @@ export const managers = pgTable(
 );
 
 /**
- * Assignment of administrators to shops (spec §2 Shop.managers). `brand_id` is the shop's and the
+ * Assignment of administrators to shops (partner guide § List shops of a brand). `brand_id` is the shop's and the
  * manager's brand: the composite keys make a cross-brand link impossible, so one partner's API can never
- * show another brand's administrator (issue 7 finding 8).
+ * show another brand's administrator.
  */
 export const shopManagers = pgTable(
   'shop_managers',

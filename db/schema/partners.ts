@@ -5,7 +5,7 @@ import { createdAt, instant } from './columns';
 export const partners = pgTable('partners', {
   id: serial('id').primaryKey(),
   name: text('name').notNull().unique(),
-  /** false = partner deactivated: every key of it answers 403 PARTNER_API_FORBIDDEN (spec §5). */
+  /** false = partner deactivated: every key of it answers 403 PARTNER_API_FORBIDDEN (D-13). */
   isActive: boolean('is_active').notNull().default(true),
   ...createdAt,
 });

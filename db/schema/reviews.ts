@@ -19,10 +19,10 @@ import { replyStateEnum } from './enums';
 import { shops } from './shops';
 
 /**
- * A collected review. The rules of spec §2 Review that depend only on the row are stored generated
+ * A collected review. The review rules (D-7) that depend only on the row are stored generated
  * columns, so there is exactly one definition of each, shared by the filters, the output and the aggregate:
- * - `star_bucket`: the rating rounded down, 0.5 counted as 1, no rating as 0 (spec §4.5 rules 1-2, D-7);
- * - `is_replied`: POSTED or OWNER_DIRECT (spec §2 Review rules 1-2);
+ * - `star_bucket`: the rating rounded down, 0.5 counted as 1, no rating as 0 (D-7);
+ * - `is_replied`: POSTED or OWNER_DIRECT (D-7);
  * - `is_handled`: replied OR a negative-review alert was sent (D-7).
  * `is_critical` also depends on the brand's current range, so it is computed at read time (D-7), from
  * `star_bucket` and `ai_negative` (db/queries/reviews/rules.ts).
@@ -51,7 +51,7 @@ export const reviews = pgTable(
     rating: doublePrecision('rating'),
     /** null when there are none; never an empty array (D-7). */
     menus: text('menus').array(),
-    /** The stored AI judgement of the text (spec §2 is_critical rule 2). */
+    /** The stored AI judgement of the text (D-7). */
     aiNegative: boolean('ai_negative').notNull().default(false),
     replyState: replyStateEnum('reply_state').notNull().default('NONE'),
     /** Text of a posted, owner-direct, scheduled or failed reply; only shown when replied (D-7). */
@@ -77,7 +77,7 @@ export const reviews = pgTable(
       foreignColumns: [shops.brandId, shops.id],
     }),
     // Ascending on purpose: drizzle-kit writes .desc() as DESC NULLS LAST, which ORDER BY … DESC cannot
-    // use; an ascending index read backwards serves "newest first" (../shared/notes/data-and-ratelimit.md).
+    // use; an ascending index read backwards serves "newest first" (PostgreSQL reads a B-tree either way).
     index('reviews_brand_written_idx').on(t.brandId, t.writtenAt, t.reviewCode),
     index('reviews_shop_written_idx').on(t.shopId, t.writtenAt, t.reviewCode),
     check(

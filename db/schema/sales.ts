@@ -3,7 +3,7 @@ import { bigint, check, date, integer, pgTable, primaryKey } from 'drizzle-orm/p
 import { createdAt } from './columns';
 import { shops } from './shops';
 
-/** One collected sales snapshot per shop and KST day, in won (spec §4.8 rule 3: sums of daily snapshots). */
+/** One collected sales snapshot per shop and KST day, in won (partner guide § Sales: sums of daily snapshots). */
 export const salesSnapshots = pgTable(
   'sales_snapshots',
   {

@@ -11,14 +11,14 @@ export const shops = pgTable(
     brandId: integer('brand_id')
       .notNull()
       .references(() => brands.id),
-    /** null: the shop belongs to no brand user (spec §2 Shop `user` may be null). */
+    /** null: the shop belongs to no brand user (a shop's `user` may be null: partner guide § List shops of a brand). */
     userId: integer('user_id').references(() => brandUsers.id),
     platform: platformEnum('platform').notNull(),
     platformShopId: text('platform_shop_id').notNull(),
     name: text('name').notNull(),
     categoryName: text('category_name').notNull(),
     status: shopStatusEnum('status').notNull(),
-    /** When the link was made; a shop linked today is left out of the daily aggregate (spec §4.8 rule 2). */
+    /** When the link was made; a shop linked today is left out of the daily aggregate (D-6). */
     linkedAt: instant('linked_at').notNull().defaultNow(),
     ...createdAt,
   },

@@ -4,7 +4,7 @@ import { brands } from './brands';
 import { createdAt } from './columns';
 import { accountStatusEnum, platformEnum } from './enums';
 
-/** A shop owner registered in a brand (spec §2 User). `created_at` is the time registered in the brand. */
+/** A shop owner of a brand (partner guide § List users of a brand); `created_at`: when registered in the brand. */
 export const brandUsers = pgTable(
   'brand_users',
   {

@@ -1,4 +1,4 @@
-// Bulk loading for the large seed (issue 8): on PostgreSQL, COPY … FROM STDIN through postgres.js, with the
+// Bulk loading for the large seed: on PostgreSQL, COPY … FROM STDIN through postgres.js, with the
 // table's secondary indexes built after the load; on PGlite, multi-row inserts. Either way one transaction,
 // and the planner statistics and visibility map are brought up to date afterwards (the local PostgreSQL
 // runs with autovacuum off: straight after a million rows the planner guessed 29 rows for 84,032).

@@ -218,7 +218,7 @@ export function starBucketOf(rating: number | null | undefined): number {
   return rating < 1 ? 1 : Math.floor(rating);
 }
 
-/** Spec §2 is_critical, as the API computes it; the generator uses it only to decide who gets alerts. */
+/** is_critical (D-7), as the API computes it; the generator uses it only to decide who gets alerts. */
 export function isCritical(rating: number | null | undefined, aiNegative: boolean, range: CriticalRange): boolean {
   const bucket = starBucketOf(rating);
   return aiNegative || (bucket >= range[0] && bucket <= range[1]);
@@ -294,7 +294,7 @@ export function generateReviewBody(rand: Random, context: ReviewContext): Review
           ['negative', 3],
         ])
       : rating >= 4
-        ? // A few high ratings come with a complaint: critical by AI judgement alone (spec §2).
+        ? // A few high ratings come with a complaint: critical by AI judgement alone (D-7).
           rand.chance(rating === 5 ? 0.03 : 0.02)
           ? 'negative'
           : 'positive'
@@ -334,7 +334,7 @@ export function generateReviewBody(rand: Random, context: ReviewContext): Review
     ? floorToSecond(notAfter(addMs(writtenAt, rand.int(1 * MINUTE_MS, 30 * MINUTE_MS)), now))
     : null;
 
-  // Collected a little after it was written (spec §1: reviews are not visible at once).
+  // Collected a little after it was written (reviews are not visible at once).
   const createdAt = notAfter(addMs(writtenAt, rand.int(5 * MINUTE_MS, 90 * MINUTE_MS)), now);
 
   return { content, rating, menus, aiNegative, ...reply, alertSentAt, createdAt };

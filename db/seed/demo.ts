@@ -1,5 +1,5 @@
 // The D-3 demo data set: three partners, their keys, five brands, and for Demo Foods' oldest brand
-// `chicken-house` every value and edge case of the spec. Deterministic: the same `seed` and the same `now`
+// `chicken-house` every value and edge case of the contract. Deterministic: the same `seed` and the same `now`
 // give identical rows (ids included, on an empty database), and every date is relative to the KST "today"
 // of `now`, so the data is always recent. The daily aggregate is not built here (db/aggregate.ts does it).
 import { count } from 'drizzle-orm';
@@ -233,7 +233,7 @@ export const CHICKEN_HOUSE: BrandSpec = {
     { phone: '010-4567-8901', manager: '최서연' },
     { phone: '010-5678-9012', manager: '한도윤' },
     { phone: '010-3141-5926', manager: '박민준' },
-    // Verified for the brand but registered to no shop (spec §2 rule 1: two separate steps).
+    // Verified for the brand but registered to no shop (two separate steps: partner guide § List shops of a brand).
     { phone: '010-8765-4321', manager: null },
   ],
   // Names share the brand prefix and differ in the Hangul branch only, so the name order does not depend on
@@ -342,12 +342,12 @@ export const CHICKEN_HOUSE: BrandSpec = {
     { user: 'u-ch-008', platform: 'DDANGYO', platformShopId: '2031688120', status: 'ACTIVE' },
     { user: 'u-ch-009', platform: 'BAEMIN', platformShopId: '10804476', status: 'ACTIVE' },
     { user: 'u-ch-009', platform: 'YOGIYO', platformShopId: '1440315', status: 'ACTIVE' },
-    // Linked today: no aggregate row may exist for it yet (spec §4.8 rule 2).
+    // Linked today: no aggregate row may exist for it yet (D-6).
     { user: 'u-ch-010', platform: 'BAEMIN', platformShopId: '10999001', status: 'ACTIVE', linkedDaysAgo: 0 },
     { user: 'u-ch-011', platform: 'MUKKEBI', platformShopId: 'MK41007', status: 'ACTIVE' },
     { user: 'u-ch-011', platform: 'NAVER', platformShopId: '1502938476', status: 'ACTIVE' },
     { user: 'u-ch-011', platform: 'CPEATS', platformShopId: '593318', status: 'ACTIVE' },
-    // The one shop without a brand user (spec §2 Shop.user null; D-10 groups its sales under user null).
+    // The one shop without a brand user (its `user` is null; D-10 groups its sales under user null).
     {
       user: null,
       branch: '본사직영점',
@@ -832,7 +832,7 @@ function linkedAtOf(clock: Clock, brand: BrandSpec, shop: ShopSpec, indexInUser:
   return kstAt(clock, user.createdDaysAgo - 1 - indexInUser, '11:00:00');
 }
 
-/** Account status from the user's shops on a platform (spec §2 platform_accounts.status). */
+/** Account status from the user's shops on a platform (partner guide § List users of a brand). */
 function accountStatusOf(statuses: readonly ShopStatus[]): AccountStatus {
   if (statuses.includes('ACTIVE')) return 'ACTIVE';
   if (statuses.includes('FAILED')) return 'ERROR';
@@ -1166,7 +1166,7 @@ export async function seedDemo(db: Db, options: { now?: Date; seed?: number } = 
     const reviewRows: NewReview[] = drafts.map((draft, index) => ({ ...draft, reviewCode: demoReviewCode(index + 1) }));
     await insertChunked(tx, reviews, reviewRows, CHUNK_ROWS);
 
-    // One snapshot per day for every shop on a sales platform (spec §4.8), while it is collected.
+    // One snapshot per day for every shop on a sales platform (partner guide § Sales), while it is collected.
     const snapshots: (typeof salesSnapshots.$inferInsert)[] = [];
     const salesPlatforms: readonly Platform[] = SALES_PLATFORMS;
     for (const shop of allShops) {

@@ -15,7 +15,7 @@ export const listBrandsMeta = readOperation({
 // The only read without a required parameter: callable with no input at all (`brands.list()`).
 export const listBrandsInput = z.object(pageParams).prefault({});
 
-/** Spec §2 Brand. */
+/** A brand (partner guide § List brands). */
 export const brandSchema = z
   .object({
     brand_code: z.string().describe('Brand identifier, used in paths.'),

@@ -3,7 +3,7 @@ import { partnerProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { listBrandsInput, listBrandsMeta, listBrandsOutput } from './list.schema';
 
-/** GET /partner/v1/brands (spec §4.1), from the brand directory: at most 1 s old, like the key check. */
+/** GET /partner/v1/brands (partner guide § List brands), from the directory: at most 1 s old, like the key check. */
 export const list = partnerProcedure
   .meta(listBrandsMeta)
   .input(listBrandsInput)

@@ -23,7 +23,7 @@ export const listReviewStatsMeta = readOperation({
 
 const groupBySchema = z.enum(REVIEW_STATS_GROUP_BY);
 
-/** The parameters of spec §4.7 (D-11 for their formats); from > to, after the defaults, is 400. */
+/** The parameters of review statistics (D-11 for their formats); from > to, after the defaults, is 400. */
 export const listReviewStatsParams = {
   ...rangeParams,
   group_by: withDefault(groupBySchema, 'date').describe('Aggregation unit: date (default), shop or platform.'),
@@ -34,7 +34,7 @@ export const listReviewStatsParams = {
 
 const count = z.number().int().min(0);
 
-/** Spec §2 Review statistics row: the fields in the spec's order; a group_by leaves the others null (§4.7). */
+/** A review statistics row (partner guide § Review statistics): a group_by leaves the other keys null. */
 export const reviewStatsRowSchema = z
   .object({
     group_by: groupBySchema.describe('Aggregation unit.'),

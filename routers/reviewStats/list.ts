@@ -4,7 +4,7 @@ import { success } from '../shared/envelope';
 import { rangeInOrder, resolveRange } from '../shared/range';
 import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams } from './list.schema';
 
-/** GET /partner/v1/brands/{brand_code}/review-stats (spec §4.7). */
+/** GET /partner/v1/brands/{brand_code}/review-stats (partner guide § Review statistics). */
 export const list = brandProcedure(listReviewStatsParams, rangeInOrder)
   .meta(listReviewStatsMeta)
   .output(listReviewStatsOutput)

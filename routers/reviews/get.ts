@@ -4,7 +4,7 @@ import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { getReviewMeta, getReviewOutput, getReviewParams } from './get.schema';
 
-/** GET /partner/v1/brands/{brand_code}/reviews/{review_id} (spec §4.6). */
+/** GET /partner/v1/brands/{brand_code}/reviews/{review_id} (partner guide § Get one review). */
 export const get = brandProcedure(getReviewParams)
   .meta(getReviewMeta)
   .output(getReviewOutput)

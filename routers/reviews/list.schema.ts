@@ -30,7 +30,7 @@ export const listReviewsMeta = readOperation({
   errors: ['PARTNER_API_INVALID_PARAMETER', 'PARTNER_API_BRAND_NOT_FOUND'],
 });
 
-/** The filters of spec §4.5 (D-11 for their formats). */
+/** The filters of partner guide § List reviews of a brand (D-11 for their formats). */
 export const listReviewsParams = {
   from: optional(dayParam()).describe('Review date start, KST, inclusive (YYYY-MM-DD).'),
   to: optional(dayParam()).describe('Review date end, KST, inclusive (YYYY-MM-DD).'),

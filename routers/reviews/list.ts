@@ -10,7 +10,7 @@ import {
   listReviewsParams,
 } from './list.schema';
 
-/** GET /partner/v1/brands/{brand_code}/reviews (spec §4.5), with cursor pages (D-19). */
+/** GET /partner/v1/brands/{brand_code}/reviews (partner guide § List reviews of a brand), with cursor pages (D-19). */
 export const list = brandProcedure(listReviewsParams, listReviewsCheck)
   .meta(listReviewsMeta)
   .output(listReviewsOutput)

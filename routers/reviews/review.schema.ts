@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { kstTimestampSchema, platformSchema } from '../shared/values';
 
-/** Spec §2 Review; the list and the single read share it, so an item and its single read are identical. */
+/** A review (partner guide § Get one review); the list and the single read share it, so the two are identical. */
 export const reviewSchema = z
   .object({
     review_id: z.string().describe('Review identifier, used in the single-review path.'),

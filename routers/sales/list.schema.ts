@@ -26,7 +26,7 @@ export const listSalesMeta = readOperation({
 
 const groupBySchema = z.enum(SALES_GROUP_BY);
 
-/** The parameters of spec §4.8 (D-11 for their formats); from > to, after the defaults, is 400. */
+/** The parameters of partner guide § Sales (D-11 for their formats); from > to, after the defaults, is 400. */
 export const listSalesParams = {
   ...rangeParams,
   group_by: withDefault(groupBySchema, 'shop').describe(
@@ -37,7 +37,7 @@ export const listSalesParams = {
   ...pageParams,
 };
 
-/** Spec §2 Sales row: the fields in the spec's order; a group_by leaves the others null (§4.8). */
+/** A sales row (partner guide § Sales): a group_by leaves the other keys null. */
 export const salesRowSchema = z
   .object({
     group_by: groupBySchema.describe('Aggregation unit.'),

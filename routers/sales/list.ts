@@ -4,7 +4,7 @@ import { success } from '../shared/envelope';
 import { rangeInOrder, resolveRange } from '../shared/range';
 import { listSalesMeta, listSalesOutput, listSalesParams } from './list.schema';
 
-/** GET /partner/v1/brands/{brand_code}/sales (spec §4.8). */
+/** GET /partner/v1/brands/{brand_code}/sales (partner guide § Sales). */
 export const list = brandProcedure(listSalesParams, rangeInOrder)
   .meta(listSalesMeta)
   .output(listSalesOutput)

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// The success envelope of spec §1. Procedures return through `success`, so REST, the tRPC transport and
+// The success envelope (partner guide § Responses): procedures return through `success`, so REST, tRPC and
 // createCaller all see the same body, and the OpenAPI 200 response describes it. (Errors: server/errors.ts.)
 
 export function envelopeOf<T extends z.ZodType>(data: T) {

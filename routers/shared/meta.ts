@@ -1,7 +1,7 @@
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { PartnerErrorCode } from '../../server/errors';
 
-/** Errors every partner read can answer (spec §7 rows marked "all"). */
+/** Errors every partner read can answer (partner guide § Errors rows marked "all"). */
 const ALWAYS: PartnerErrorCode[] = [
   'PARTNER_API_KEY_REQUIRED',
   'PARTNER_API_KEY_INVALID',

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { integerParam, withDefault } from './params';
 
-/** The largest page size (spec §8). */
+/** The largest page size (partner guide § Pages). */
 export const MAX_LIMIT = 100;
 
 /**
- * `page` and `limit` of every list (spec §1, §8, D-11): page ≥ 1, limit 1..100, anything else is 400.
+ * `page` and `limit` of every list (partner guide § Pages, D-11): page ≥ 1, limit 1..100, anything else is 400.
  * Spread into an operation's parameters.
  */
 export const pageParams = {
@@ -13,7 +13,7 @@ export const pageParams = {
   limit: withDefault(integerParam(1, MAX_LIMIT), 20).describe('Items per page, 1 to 100. Default 20.'),
 };
 
-/** The `data` of every list: items, page, limit, has_next (spec §1). */
+/** The `data` of every list: items, page, limit, has_next (partner guide § Responses). */
 export function pageOf<T extends z.ZodType>(item: T) {
   return z.object({
     items: z.array(item),

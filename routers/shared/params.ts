@@ -5,7 +5,7 @@ import type { ParameterIssues } from '../../server/trpc';
 // Query-string parameters (D-11). REST sends every value as a string; the tRPC transport and createCaller
 // send typed values. Each helper accepts both, exactly, and nothing else. They are z.preprocess pipes on
 // purpose: trpc-to-openapi rewrites plain z.number()/z.boolean() schemas into coercing ones ("false" →
-// true, " " → 0) but leaves pipes alone (../shared/notes/trpc-to-openapi.md). A repeated parameter arrives
+// true, " " → 0) but leaves pipes alone (trpc-to-openapi's coercion). A repeated parameter arrives
 // as an array and fails every helper (400). An empty value counts as absent: `optional`/`withDefault`
 // apply that first, outside the parsing, so `keyword=` and `page=` behave like no parameter at all.
 
@@ -78,7 +78,7 @@ export function daysInOrder(input: { from?: string | undefined; to?: string | un
   }
 }
 
-/** `platform_shop_id` of the review list, review-stats and sales: only this shop (spec §4.5, §4.7, §4.8). */
+/** `platform_shop_id` of the review list, review-stats and sales: only this shop. */
 export function platformShopIdParam() {
   return optional(textParam(100)).describe(
     'Only this shop. The same id on two platforms names two shops: add platform to pick one.',

@@ -2,11 +2,11 @@ import { addDays } from '../../db/kst';
 import type { ParameterIssues, RequestDay } from '../../server/trpc';
 import { dayParam, daysInOrder, optional } from './params';
 
-// The day range of the reads of the daily aggregate (spec §4.7, §4.8, §8): KST days, both inclusive.
+// The day range of the reads of the daily aggregate (partner guide § Dates and time (KST)): KST days, both inclusive.
 // `to` defaults to today, which depends on the request's clock, so the defaults are applied per request
 // (resolveRange), never as zod defaults.
 
-/** Spec §8 "Default date range": `from` defaults to this many days before `to`. */
+/** The default range (partner guide § Dates and time (KST)): `from` defaults to this many days before `to`. */
 export const DEFAULT_RANGE_DAYS = 30;
 
 export const rangeParams = {

@@ -7,7 +7,7 @@ import {
   shopStatusEnum,
 } from '../../db/schema/enums';
 
-// Output value sets and formats, built from the database enums so the two never drift (spec §1, §2).
+// Output value sets and formats, built from the database enums so the two never drift (partner guide § Endpoints).
 
 export const platformSchema = z
   .enum(platformEnum.enumValues)

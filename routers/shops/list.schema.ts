@@ -14,7 +14,7 @@ export const listShopsMeta = readOperation({
 
 export const listShopsParams = pageParams;
 
-/** The user object embedded in shop and sales rows (spec §2). */
+/** The user object embedded in shop and sales rows (partner guide § List shops of a brand, § Sales). */
 export const embeddedUserSchema = z
   .object({ user_code: z.string(), display_name: z.string() })
   .meta({ id: 'EmbeddedUser' });
@@ -26,7 +26,7 @@ const managerSchema = z
   })
   .meta({ id: 'Manager' });
 
-/** Spec §2 Shop. */
+/** A shop (partner guide § List shops of a brand). */
 export const shopSchema = z
   .object({
     name: z.string().describe('Shop name as registered on the platform.'),

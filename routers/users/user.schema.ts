@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { accountStatusSchema, kstTimestampSchema, platformSchema } from '../shared/values';
 
-/** Spec §2 User. Shared by the list and the single read, so the two can never differ. */
+/** A user (partner guide § List users of a brand). The list and the single read share it. */
 export const userSchema = z
   .object({
     user_code: z.string().describe('User identifier, used in the single-user path.'),

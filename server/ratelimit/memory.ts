@@ -5,7 +5,7 @@ import { freeAt, usedAt } from './window';
  * A sliding-window limiter in process memory, by the same rule as the Redis store (window.ts). Counts live
  * in two maps, the current window's and the previous one's, swapped when the window rolls, so a call costs
  * O(1) and memory holds only identifiers seen in the last two windows. (rate-limiter-flexible's memory
- * limiter is a fixed window, hence this small class; ../shared/notes/data-and-ratelimit.md.)
+ * limiter is a fixed window, hence this small class.)
  */
 export class MemorySlidingWindow implements RateLimiter {
   private windowStart = Number.NEGATIVE_INFINITY;

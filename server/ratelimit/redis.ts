@@ -8,7 +8,7 @@ import { freeAt } from './window';
 
 // The shared store of D-14: @upstash/ratelimit on an @upstash/redis client, so every instance of the
 // service counts against one limit. Over HTTP for Upstash; over TCP for a plain Redis through node-redis
-// and a requester (../shared/notes/data-and-ratelimit.md). @upstash/ratelimit is pinned to 2.0.8: from
+// and a requester. @upstash/ratelimit is pinned to 2.0.8: from
 // 2.1.0 its Lua scripts declare a shebang flag that Redis 7.0 rejects.
 
 type UpstashRequest = { path?: string[]; body?: unknown };

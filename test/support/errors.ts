@@ -11,7 +11,7 @@ export async function expectPartnerError(call: Promise<unknown>, code: PartnerEr
   expect(partnerCodeOf(error)).toBe(code);
 }
 
-/** An HTTP answer is exactly the error envelope of this code (spec §7, D-12). */
+/** An HTTP answer is exactly the error envelope of this code (partner guide § Errors, D-12). */
 export function expectErrorBody(response: { status: number; body: unknown }, code: PartnerErrorCode) {
   expect({ status: response.status, body: response.body }).toEqual({
     status: errorEnvelope(code).status_code,

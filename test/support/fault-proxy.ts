@@ -2,7 +2,7 @@ import net from 'node:net';
 
 /**
  * A TCP proxy (node:net) between the service and PostgreSQL or Redis, so a test can stall, cut or restore
- * the store without touching the machine's services (issue 7).
+ * the store without touching the machine's services.
  * - `pause()`: bytes stop flowing both ways on every connection, and new connections are accepted but
  *   carry nothing: a stalled server (SIGSTOP) as the client sees it.
  * - `cut()`: every connection is reset and new ones are refused: a server that is down.

@@ -15,7 +15,7 @@ import { NOW } from './database';
 /**
  * Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. The
  * directories reload for an unknown key or brand without the production spacing (100 ms), so hundreds of
- * sequential bad keys take no minute; test/key-directory.test.ts holds the production timing.
+ * sequential bad keys take no minute; production keeps the default spacing (server/directory.ts).
  */
 export function testServices(
   db: Db,

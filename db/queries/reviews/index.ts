@@ -9,7 +9,7 @@ import type { BrandScope } from '../brands';
 import { literalLimit, type PageRequest, paginate } from '../pagination';
 import { isCritical, matchesKeyword } from './rules';
 
-/** The filters of spec §4.5, already validated. Days are KST `YYYY-MM-DD`, both inclusive. */
+/** The filters of the review list, already validated. Days are KST `YYYY-MM-DD`, both inclusive. */
 export type ReviewFilters = {
   from?: string | undefined;
   to?: string | undefined;
@@ -32,7 +32,7 @@ export type ReviewPosition = { writtenAt: Date; reviewCode: string };
 /** Which rows of the ordered list to read: LIMIT/OFFSET, optionally after a position (D-19). */
 export type ReviewWindow = { limit: number; offset: number; after?: ReviewPosition | undefined };
 
-/** One review of spec §2, as both the list and the single read return it. */
+/** One review (partner guide § Get one review), as both the list and the single read return it. */
 function reviewColumns(brand: BrandScope) {
   return {
     review_id: reviews.reviewCode,
@@ -71,7 +71,7 @@ function toReview<T extends ReviewRow>({ writtenAt, isReplied, replyContent, rep
   };
 }
 
-/** Each filter of spec §4.5 as one condition; absent filters add none. */
+/** Each filter of partner guide § List reviews of a brand as one condition; absent filters add none. */
 function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
   const conditions: (SQL | undefined)[] = [
     eq(reviews.brandId, brand.id),
@@ -97,7 +97,7 @@ function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
  *
  * Keys first: the page's (written_at, review_code) are chosen from the (brand_id, written_at, review_code)
  * index alone where the filters allow (an index-only scan, read backwards), and only the rows of the page
- * are then fetched and joined, so a deep OFFSET skips index entries, not heap rows and joins (issue 8).
+ * are then fetched and joined, so a deep OFFSET skips index entries, not heap rows and joins.
  */
 export function reviewListQuery(db: Db, brand: BrandScope, filters: ReviewFilters, window: ReviewWindow) {
   const { after } = window;
@@ -125,7 +125,7 @@ export function reviewListQuery(db: Db, brand: BrandScope, filters: ReviewFilter
 }
 
 /**
- * Reviews of all shops of the brand (spec §4.5), a page at a time; with `after`, the page of the items
+ * Reviews of all shops of the brand, a page at a time; with `after`, the page of the items
  * after that position (D-19: the caller allows it on page 1 only, so the offset is 0).
  */
 export function listReviews(

@@ -2,11 +2,11 @@ import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { brands, reviews } from '../../schema';
 import type { BrandScope } from '../brands';
 
-// The review rules of spec §2 / §4.5 that are not plain columns, each defined once and used both for the
+// The review rules (D-7, D-8) that are not plain columns, each defined once and used both for the
 // output field and for its filter. (Row-only rules are generated columns: db/schema/reviews.ts.)
 
 /**
- * is_critical (spec §2, D-7): the star bucket (rating rounded down, 0.5 as 1, none as 0) falls in the
+ * is_critical (D-7): the star bucket (rating rounded down, 0.5 as 1, none as 0) falls in the
  * brand's current dissatisfaction range, OR the stored AI judgement is negative. An unrated review is in
  * bucket 0, outside every range, so the AI alone decides for it. The range is read by the statement
  * itself (each bound once per statement, an InitPlan), so a change applies to the next call at once.
@@ -22,7 +22,7 @@ export function likePattern(keyword: string): string {
 }
 
 /**
- * keyword (spec §4.5, D-8): a case-insensitive substring of the content or of any one menu name. The
+ * keyword (D-8): a case-insensitive substring of the content or of any one menu name. The
  * menu text expression is the trigram-indexed one (migration 0001); the EXISTS keeps a match from
  * spanning two menu names. A keyword of one or two characters has no trigram: for it, the reviews holding
  * each of its lower-cased characters and pairs are found first in the index of migration 0005 (the same
