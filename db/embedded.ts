@@ -104,7 +104,7 @@ export async function readDemoCache(
 
 /** Writes `dump` (an uncompressed data-directory tarball) as the cache entry of `key`, atomically. */
 export async function writeDemoCache(dir: string, meta: Omit<CacheMeta, 'sha256'>, dump: Uint8Array): Promise<void> {
-  // Uncompressed: larger on disk, but gunzip took longer under load than reading the bytes (BENCHMARKS.md).
+  // Uncompressed: larger on disk, but gunzip took longer under load than reading the bytes.
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const target = files(dir, meta.key);
   const suffix = `.${process.pid}.${Date.now()}.tmp`;
@@ -157,7 +157,7 @@ export async function openEmbeddedDemo(options: {
   /**
    * A cluster loaded from the cache keeps its files on disk, in a directory of its own under this one
    * (embeddedDataDir), removed when it is closed. A cluster built now stays in memory: initdb, migrations
-   * and the seed rewrite its files many times over, slower on disk (BENCHMARKS.md).
+   * and the seed rewrite its files many times over, slower on disk.
    */
   filesUnder?: string;
 }): Promise<EmbeddedDemo> {

@@ -140,7 +140,7 @@ describe('shops (partner guide § List shops of a brand)', () => {
   });
 });
 
-describe('pagination (partner guide § Responses, D-9, D-11)', () => {
+describe('pagination (partner guide § Pages, D-9, D-11)', () => {
   it.each([1, 4, 7])('walking pages of %i gives every row once, in the order of one big page', async (limit) => {
     const all = (await api.shops.list({ brand_code: DEMO_BRAND, limit: 100 })).data.items;
     expect(await walk((page, size) => api.shops.list({ brand_code: DEMO_BRAND, page, limit: size }), limit)).toEqual(

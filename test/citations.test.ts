@@ -13,6 +13,9 @@ const LOG = 'docs/decisions.md';
 
 const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
 
+const TEXT_FILE =
+  /\.(ts|mts|cts|js|mjs|cjs|json|md|sql|yaml|yml|sh|toml)$|(^|\/)(\.ci\/run|Dockerfile|\.gitignore|\.nvmrc|\.node-version)$/;
+
 /** Text the repository writes by hand: lock files, recorded benchmark results and drizzle's snapshots are data. */
 const scanned = tracked.filter(
   (file) =>
@@ -20,7 +23,7 @@ const scanned = tracked.filter(
     !file.startsWith('bench/results/') &&
     !file.startsWith('db/migrations/meta/') &&
     existsSync(join(ROOT, file)) &&
-    /\.(ts|mts|cts|js|mjs|cjs|json|md|sql|yaml|yml|sh|toml)$|(^|\/)(\.ci\/run|Dockerfile|\.gitignore|\.nvmrc|\.node-version)$/.test(file),
+    TEXT_FILE.test(file),
 );
 
 /**

@@ -108,14 +108,14 @@ describe('parameters, as client generators read them', () => {
     }
   });
 
-  it('give keyword its 50-character limit , and platform_shop_id its own', () => {
+  it('give keyword its 50-character limit, and platform_shop_id its own', () => {
     expect(parameter('/brands/{brand_code}/reviews', 'keyword')?.schema.maxLength).toBe(50);
     for (const route of ['/reviews', '/review-stats', '/sales']) {
       expect(parameter(`/brands/{brand_code}${route}`, 'platform_shop_id')?.schema.maxLength).toBe(100);
     }
   });
 
-  it('name the platform value sets: Platform, and SalesPlatform for sales (partner guide § Responses, § Sales)', () => {
+  it('name the platform value sets: Platform, and SalesPlatform for sales (partner guide § Parameters, § Sales)', () => {
     expect(committed.components.schemas.Platform?.enum).toEqual([
       'BAEMIN',
       'CPEATS',

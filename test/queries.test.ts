@@ -9,7 +9,7 @@ import { partners } from '../db/schema';
 import { DRIVER, openTestDatabase } from './support/database';
 
 // Query functions on the database itself (no procedures): tenancy is a required parameter of every one,
-// and nothing of another brand or partner comes back (tenancy is enforced in every query).
+// and nothing of another brand or partner comes back (D-13).
 let database: DatabaseHandle;
 let demoFoods: number;
 let otherEats: number;
