@@ -37,11 +37,11 @@ const lines = new Map(scanned.map((file) => [file, readFileSync(join(ROOT, file)
 
 type Hit = { file: string; line: number; text: string; what: string };
 
-function scan(files: string[], find: (line: string) => string[]): Hit[] {
+function scan(files: string[], find: (line: string, file: string) => string[]): Hit[] {
   const hits: Hit[] = [];
   for (const file of files) {
     (lines.get(file) ?? []).forEach((text, index) => {
-      for (const what of find(text)) hits.push({ file, line: index + 1, text: text.trim(), what });
+      for (const what of find(text, file)) hits.push({ file, line: index + 1, text: text.trim(), what });
     });
   }
   return hits;
@@ -64,12 +64,23 @@ const DECISION = /\bD-\d+\b/g;
 
 // ---- File paths ---------------------------------------------------------------------------------------
 
+/** The repository's top-level folders (those tracked now, and the usual ones in case one goes). */
+const ROOTS = [
+  ...new Set([
+    ...tracked.filter((file) => file.includes('/')).map((file) => file.split('/')[0] as string),
+    ...['server', 'db', 'test', 'docs', 'sdk', 'routers', 'bench', '.ci'],
+  ]),
+];
+
 /**
  * A path into the repository: one of its top-level folders, then at least one segment. Not preceded by a
  * character that makes it part of a URL, a package path (`drizzle-orm/pg-core`), an absolute path or a
  * relative import (`../shared/envelope`, checked by the compiler).
  */
-const REPO_PATH = /(?<![\w.@/-])(?:server|db|test|docs|sdk|routers|bench|\.ci)\/[\w.*/-]*[\w*]/g;
+const REPO_PATH = new RegExp(
+  `(?<![\\w.@/-])(?:${ROOTS.map((root) => root.replace(/[.]/g, '\\.')).join('|')})/[\\w.*/-]*[\\w*]`,
+  'g',
+);
 /** A bare Markdown file name (`style.md`): it must be one of the repository's. */
 const MARKDOWN_NAME = /(?<![\w./-])[\w-]+\.md\b/g;
 
@@ -115,8 +126,16 @@ function exists(path: string): boolean {
   return trackedSet.has(bare) || directories.has(bare) || ignoredByGit(bare);
 }
 
-function missingPaths(line: string): string[] {
-  const found = [...line.matchAll(REPO_PATH)].map((match) => match[0]).filter((path) => !exists(path));
+/** The folders a path in `file` may be relative to: the repository root, then `file`'s own folders. */
+function bases(file: string): string[] {
+  const parts = file.split('/').slice(0, -1);
+  return ['', ...parts.map((_, i) => `${parts.slice(0, i + 1).join('/')}/`)];
+}
+
+function missingPaths(line: string, file = ''): string[] {
+  const found = [...line.matchAll(REPO_PATH)]
+    .map((match) => match[0])
+    .filter((path) => !bases(file).some((base) => exists(base + path)));
   const names = [...line.matchAll(MARKDOWN_NAME)].map((match) => match[0]).filter((name) => !markdownNames.has(name));
   return [...found, ...names].map((path) => `names a missing file: ${path}`);
 }
