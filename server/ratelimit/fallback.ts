@@ -29,7 +29,11 @@ export class FallbackLimiter implements RateLimiter {
     const asked = this.shared.limit(identifier, calls);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`rate-limit store slower than ${this.timeoutMs} ms`)), this.timeoutMs);
+      // Past the deadline, I/O is polled once more before giving up (setImmediate runs after the poll
+      // phase): an answer that arrived in time while this process was busy (a long synchronous task, say)
+      // is used, instead of judging locally and leaving the store alone for the cooldown.
+      const expire = () => reject(new Error(`rate-limit store slower than ${this.timeoutMs} ms`));
+      timer = setTimeout(() => setImmediate(expire), this.timeoutMs);
     });
     try {
       const decision = await Promise.race([asked, timeout]);
@@ -43,7 +47,7 @@ export class FallbackLimiter implements RateLimiter {
       // If the abandoned call still lands and was counted, give it back.
       asked
         .then(
-          (late) => (late.success && this.shared.refund ? this.shared.refund(identifier, calls) : undefined),
+          (late) => (late.success && this.shared.refund ? this.shared.refund(identifier, calls, late) : undefined),
           () => undefined,
         )
         .catch((refundError: unknown) => this.log.debug('rate-limit refund failed', { error: refundError }));

@@ -1,5 +1,5 @@
 import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from './limiter';
-import { freeAt, usedAt } from './window';
+import { decide } from './window';
 
 /**
  * A sliding-window limiter in process memory, by the same rule as the Redis store (window.ts). Counts live
@@ -28,30 +28,16 @@ export class MemorySlidingWindow implements RateLimiter {
   }
 
   private take(identifier: string, calls: number): RateLimitDecision {
-    const { limit, windowMs } = this.policy;
     const now = this.clock();
-    this.roll(Math.floor(now / windowMs) * windowMs);
-    const counts = {
+    this.roll(Math.floor(now / this.policy.windowMs) * this.policy.windowMs);
+    const before = {
       windowStart: this.windowStart,
       current: this.current.get(identifier) ?? 0,
       previous: this.previous.get(identifier) ?? 0,
     };
-    const reset = this.windowStart + windowMs;
-    const used = usedAt(this.policy, counts, now);
-    if (used + calls > limit) {
-      // A spent budget says exactly when one call passes again; a batch larger than what remains is
-      // told the window's end (the headers use `reset` while calls remain).
-      if (used >= limit)
-        return { success: false, limit, remaining: 0, reset, retryAt: freeAt(this.policy, counts, now) };
-      return { success: false, limit, remaining: limit - used, reset };
-    }
-    counts.current += calls;
-    this.current.set(identifier, counts.current);
-    const remaining = limit - used - calls;
-    // The last call of the budget also says when the next one will be accepted.
-    return remaining > 0
-      ? { success: true, limit, remaining, reset }
-      : { success: true, limit, remaining, reset, retryAt: freeAt(this.policy, counts, now) };
+    const decision = decide(this.policy, before, now, calls);
+    if (decision.success) this.current.set(identifier, before.current + calls);
+    return decision;
   }
 
   private roll(windowStart: number) {

@@ -1,4 +1,4 @@
-import type { RateLimitPolicy } from './limiter';
+import type { RateLimitDecision, RateLimitPolicy } from './limiter';
 
 /** The counts of one identifier in the current and the previous fixed window. */
 export type WindowCounts = { windowStart: number; current: number; previous: number };
@@ -27,4 +27,27 @@ export function freeAt(policy: RateLimitPolicy, counts: WindowCounts, now: numbe
   }
   const fraction = 1 - limit / counts.current;
   return Math.floor(counts.windowStart + windowMs + fraction * windowMs) + 1;
+}
+
+/**
+ * The decision for `calls` calls against the counts before them (D-14): admitted whole if they fit what
+ * the window leaves, else refused whole and counted nothing. `admitted` is the store's own verdict when
+ * the store judged (the Redis script applies the same rule); `now` is on the clock of `counts`.
+ * - A spent budget says exactly when one call passes again (`retryAt`); a batch larger than what remains
+ *   is told the window's end (the headers use `reset` while calls remain).
+ * - The last call of the budget also says when the next one will be accepted.
+ */
+export function decide(
+  policy: RateLimitPolicy,
+  before: WindowCounts,
+  now: number,
+  calls: number,
+  admitted = usedAt(policy, before, now) + calls <= policy.limit,
+): RateLimitDecision {
+  const { limit, windowMs } = policy;
+  const reset = before.windowStart + windowMs;
+  const counts = admitted ? { ...before, current: before.current + calls } : before;
+  const remaining = Math.max(0, limit - usedAt(policy, counts, now));
+  if (remaining > 0) return { success: admitted, limit, remaining, reset };
+  return { success: admitted, limit, remaining, reset, retryAt: freeAt(policy, counts, now) };
 }
