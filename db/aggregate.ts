@@ -26,10 +26,24 @@ export type AggregateResult = {
  * released with the transaction. Works on PGlite (one connection) and postgres.js alike.
  */
 export async function buildDailyAggregate(db: Db, options: { now: Date }): Promise<AggregateResult> {
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${AGGREGATE_LOCK_KEY})`);
     return rebuild(tx, options.now);
   });
+  await compact(db);
+  return result;
+}
+
+/**
+ * Makes the space of the rows a rebuild replaced reusable (VACUUM), so the tables and their indexes stay
+ * about one build's size (at most two builds' pages: the old rows are still live while the new ones go in)
+ * instead of growing with every run where autovacuum is off or slow (PGlite has none). VACUUM cannot run
+ * inside a transaction, so it follows the commit, after the advisory lock is released: a run that starts
+ * meanwhile only delays it, and what a concurrent reader's snapshot still sees is reclaimed by the next
+ * run. A plain VACUUM takes no lock that blocks readers or another rebuild.
+ */
+async function compact(db: Db): Promise<void> {
+  await db.execute(sql`VACUUM ${reviewStatsDaily}, ${salesDaily}`);
 }
 
 /** What a scheduled run did: built, found yesterday already covered, or found another run under way. */
@@ -42,7 +56,7 @@ export type DailyRun = { outcome: 'built'; result: AggregateResult } | { outcome
  */
 export async function runDailyAggregate(db: Db, options: { now: Date }): Promise<DailyRun> {
   const throughDay = addDays(kstToday(options.now), -1);
-  return db.transaction(async (tx): Promise<DailyRun> => {
+  const run = await db.transaction(async (tx): Promise<DailyRun> => {
     const [lock] = await tx
       .select({ acquired: sql<boolean>`pg_try_advisory_xact_lock(${AGGREGATE_LOCK_KEY})` })
       .from(sql`(SELECT 1) AS one`);
@@ -58,6 +72,11 @@ export async function runDailyAggregate(db: Db, options: { now: Date }): Promise
     await tx.execute(sql`SET LOCAL statement_timeout = 0`);
     return { outcome: 'built', result: await rebuild(tx, options.now) };
   });
+  // Under the server's statement timeout: VACUUM of tables the size of one build is quick. One that fails
+  // fails the run like any error (the schedule's retry then finds the day covered), and the next
+  // rebuild's VACUUM reclaims what it left.
+  if (run.outcome === 'built') await compact(db);
+  return run;
 }
 
 type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0];
