@@ -226,16 +226,16 @@ describe('the tables a run leaves (D-6)', () => {
     return Number(size?.bytes);
   }
 
-  it('stay compact rebuild after rebuild, with autovacuum off, and equal a fresh build', async () => {
+  it('stay compact rebuild after rebuild, with autovacuum off, and equal an independent build', async () => {
     // No autovacuum to rely on (it is off on some servers, and PGlite has none): the run compacts itself.
     for (const table of [reviewStatsDaily, salesDaily])
       await database.db.execute(sql`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
     await buildDailyAggregate(database.db, { now: NOW });
     const afterOne = await aggregateBytes();
-    for (let run = 0; run < 8; run++) await buildDailyAggregate(database.db, { now: NOW });
-    const afterNine = await aggregateBytes();
-    // A rebuild writes every row anew, so the tables may hold up to two builds' pages; never one per run.
-    expect(afterNine).toBeLessThanOrEqual(afterOne * 1.5);
+    for (let run = 0; run < 11; run++) await buildDailyAggregate(database.db, { now: NOW });
+    // A rebuild writes every row anew, so the tables may hold up to two builds' pages, more for a run whose
+    // VACUUM found the rows still visible to an older snapshot; never a build's worth more per run.
+    expect(await aggregateBytes()).toBeLessThanOrEqual(afterOne * 2.5);
     expect(await aggregateRows(database.db)).toEqual(await expectedRows(database.db, NOW));
   });
 });
