@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Redis } from '@upstash/redis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeRedisRequester, RedisSlidingWindow } from '../server/ratelimit/redis';
+import { parseConfig } from '../server/config';
+import { createLogger } from '../server/logger';
+import { connectSharedStore, nodeRedisRequester, RedisSlidingWindow } from '../server/ratelimit/redis';
 
 // D-14: the shared store's script, rule by rule, on the real Redis (skipped without TEST_REDIS_URL). Every
 // limiter here uses its own key prefix: other runs share this Redis.
@@ -148,5 +152,60 @@ describe.skipIf(!REDIS_URL)('the shared sliding window script (D-14)', () => {
     expect(await other.limit(id, 3)).toMatchObject({ success: true, remaining: 4 });
     expect(decision.reset - instanceNow).toBeGreaterThanOrEqual((index + 1) * WINDOW - t1);
     expect(decision.reset - instanceNow).toBeLessThanOrEqual((index + 1) * WINDOW - t0);
+  });
+
+  it('runs the same script over the Upstash REST transport (EVALSHA, then EVAL after NOSCRIPT)', async () => {
+    // Upstash's REST protocol in front of the real Redis: one command as a JSON array per POST, answers
+    // {result} (strings base64 when asked, as Upstash does) or a 400 with {error}.
+    const sent: string[] = [];
+    const rest = createServer(async (request, response) => {
+      let body = '';
+      for await (const chunk of request) body += chunk;
+      const base64 = request.headers['upstash-encoding'] === 'base64';
+      const encode = (value: unknown): unknown =>
+        typeof value === 'string' && base64
+          ? Buffer.from(value).toString('base64')
+          : Array.isArray(value)
+            ? value.map(encode)
+            : value;
+      const run = async (command: unknown[]) => {
+        sent.push(String(command[0]).toUpperCase());
+        try {
+          return { result: encode(await client.sendCommand(command.map(String))) };
+        } catch (error) {
+          return { error: String(error) };
+        }
+      };
+      const parsed = JSON.parse(body) as unknown[];
+      // POST / carries one command; POST /pipeline an array of them (the client pipelines automatically).
+      const answer =
+        request.url === '/pipeline' ? await Promise.all((parsed as unknown[][]).map(run)) : await run(parsed);
+      const failed = !Array.isArray(answer) && 'error' in answer;
+      response.writeHead(failed ? 400 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => rest.once('listening', resolve));
+    try {
+      await awayFromWindowEnd();
+      const config = parseConfig({
+        UPSTASH_REDIS_REST_URL: `http://127.0.0.1:${(rest.address() as AddressInfo).port}`,
+        UPSTASH_REDIS_REST_TOKEN: 'test-token',
+      });
+      const store = await connectSharedStore(
+        config,
+        { name: 'default', limit: 3, windowMs: WINDOW },
+        createLogger('silent'),
+        prefix,
+      );
+      if (!store) throw new Error('no store');
+      const id = fresh();
+      await client.sendCommand(['SCRIPT', 'FLUSH']);
+      expect(await store.limiter.limit(id, 2)).toMatchObject({ success: true, remaining: 1 });
+      expect(await store.limiter.limit(id, 2)).toMatchObject({ success: false, remaining: 1 });
+      expect(await store.limiter.limit(id)).toMatchObject({ success: true, remaining: 0 });
+      expect(sent.slice(0, 3)).toEqual(['EVALSHA', 'EVAL', 'EVALSHA']);
+      await store.close();
+    } finally {
+      rest.close();
+    }
   });
 });
