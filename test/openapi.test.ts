@@ -212,6 +212,50 @@ describe('schemas', () => {
     expect(JSON.stringify(rating)).toContain('"minimum":0.5');
   });
 
+  it.each([
+    ['ReviewStatsRow', { date: ['date'], shop: ['platform_shop_id', 'shop_name', 'platform'], platform: ['platform'] }],
+    [
+      'SalesRow',
+      {
+        shop: ['platform_shop_id', 'shop_name', 'platform', 'user'],
+        platform: ['platform'],
+        user: ['user'],
+        date: ['date'],
+        week: ['week_start'],
+      },
+    ],
+  ] as const)(
+    'make a %s oneOf its group_by variants with a discriminator; each fills its own fields, the rest are null (spec §4.7, §4.8)',
+    (name, filled) => {
+      const row = committed.components.schemas[name] as Schema & {
+        discriminator: { propertyName: string; mapping: Record<string, string> };
+      };
+      expect(row.discriminator.propertyName).toBe('group_by');
+      expect(Object.keys(row.discriminator.mapping)).toEqual(Object.keys(filled));
+      expect(row.oneOf?.map((variant) => variant.$ref)).toEqual(Object.values(row.discriminator.mapping));
+      const fieldsOf = (ref: string) => {
+        const variant = committed.components.schemas[ref.replace('#/components/schemas/', '')] as {
+          properties: Record<string, Schema>;
+          required: string[];
+        };
+        return { properties: variant.properties, required: variant.required };
+      };
+      const [first] = Object.values(row.discriminator.mapping);
+      const allFields = Object.keys(fieldsOf(first as string).properties);
+      for (const [groupBy, ref] of Object.entries(row.discriminator.mapping)) {
+        const { properties, required } = fieldsOf(ref);
+        expect(Object.keys(properties), groupBy).toEqual(allFields);
+        expect(required, groupBy).toEqual(allFields);
+        expect(properties.group_by?.const, groupBy).toBe(groupBy);
+        const own = filled[groupBy as keyof typeof filled] as readonly string[];
+        const nullOnly = allFields.filter((field) => properties[field]?.type === 'null');
+        expect(nullOnly, groupBy).toEqual(
+          allFields.filter((field) => field !== 'group_by' && !own.includes(field) && !/count|amount/.test(field)),
+        );
+      }
+    },
+  );
+
   it('carry no bounds of ±(2^53 − 1) left by zod integers', () => {
     expect(committedText).not.toContain(String(Number.MAX_SAFE_INTEGER));
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { REVIEW_STATS_GROUP_BY } from '../../db/queries/reviewStats';
+import type { Page } from '../../db/queries/pagination';
+import { REVIEW_STATS_GROUP_BY, type ReviewStatsGroupBy } from '../../db/queries/reviewStats';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
@@ -33,23 +34,73 @@ export const listReviewStatsParams = {
 };
 
 const count = z.number().int().min(0);
+const counts = {
+  review_count: count.describe('Reviews written in the period (sum of the days).'),
+  reply_count: count.describe('Of those, the ones replied when the aggregate was built.'),
+  rating_counts: z
+    .object({ one: count, two: count, three: count, four: count, five: count })
+    .describe(
+      'Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none.',
+    ),
+};
+const absent = (unit: ReviewStatsGroupBy) => z.null().describe(`Null for group_by=${unit}.`);
+const variant = (unit: ReviewStatsGroupBy) => ({
+  id: `ReviewStatsRowBy${unit.charAt(0).toUpperCase()}${unit.slice(1)}`,
+  description: `A review statistics row of group_by=${unit}.`,
+});
 
-/** A review statistics row (partner guide § Review statistics): a group_by leaves the other keys null. */
+/**
+ * A review statistics row (partner guide § Review statistics), one variant per group_by: every variant has every key, in the same
+ * order, and a group_by fills exactly its own (the others are null), so a client narrows a row by
+ * `group_by`. The JSON is the same in every variant; only the schema is more precise.
+ */
 export const reviewStatsRowSchema = z
-  .object({
-    group_by: groupBySchema.describe('Aggregation unit.'),
-    date: kstDaySchema.nullable().describe('Aggregation day (KST); only for group_by=date.'),
-    platform_shop_id: z.string().nullable().describe('Platform-side shop id; only for group_by=shop.'),
-    shop_name: z.string().nullable().describe('Shop name; only for group_by=shop.'),
-    platform: platformSchema.nullable().describe('Platform; for group_by=shop and platform.'),
-    review_count: count.describe('Reviews written in the period (sum of the days).'),
-    reply_count: count.describe('Of those, the ones replied when the aggregate was built.'),
-    rating_counts: z
-      .object({ one: count, two: count, three: count, four: count, five: count })
-      .describe(
-        'Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none.',
-      ),
-  })
-  .meta({ id: 'ReviewStatsRow' });
+  .discriminatedUnion('group_by', [
+    z
+      .object({
+        group_by: z.literal('date').describe('Aggregation unit.'),
+        date: kstDaySchema.describe('Aggregation day (KST).'),
+        platform_shop_id: absent('date'),
+        shop_name: absent('date'),
+        platform: absent('date'),
+        ...counts,
+      })
+      .meta(variant('date')),
+    z
+      .object({
+        group_by: z.literal('shop').describe('Aggregation unit.'),
+        date: absent('shop'),
+        platform_shop_id: z.string().describe('Platform-side shop id.'),
+        shop_name: z.string().describe('Shop name.'),
+        platform: platformSchema,
+        ...counts,
+      })
+      .meta(variant('shop')),
+    z
+      .object({
+        group_by: z.literal('platform').describe('Aggregation unit.'),
+        date: absent('platform'),
+        platform_shop_id: absent('platform'),
+        shop_name: absent('platform'),
+        platform: platformSchema,
+        ...counts,
+      })
+      .meta(variant('platform')),
+  ])
+  .meta({
+    id: 'ReviewStatsRow',
+    description: 'A review statistics row: its group_by says which fields are filled, the others are null.',
+  });
 
 export const listReviewStatsOutput = envelopeOf(pageOf(reviewStatsRowSchema));
+
+/**
+ * The query's page with its rows typed as the variants. The query builds each row for its group_by, and the
+ * procedure's output parser checks every row against its variant on every door, so a row that broke its
+ * variant would be a 500, never a wrong answer.
+ */
+export function reviewStatsPage<Row extends { group_by: string }>(
+  page: Page<Row>,
+): Page<z.input<typeof reviewStatsRowSchema>> {
+  return page as unknown as Page<z.input<typeof reviewStatsRowSchema>>;
+}

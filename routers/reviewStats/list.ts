@@ -2,7 +2,7 @@ import { listReviewStats } from '../../db/queries/reviewStats';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { rangeInOrder, resolveRange } from '../shared/range';
-import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams } from './list.schema';
+import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams, reviewStatsPage } from './list.schema';
 
 /** GET /partner/v1/brands/{brand_code}/review-stats (partner guide § Review statistics). */
 export const list = brandProcedure(listReviewStatsParams, rangeInOrder)
@@ -10,5 +10,7 @@ export const list = brandProcedure(listReviewStatsParams, rangeInOrder)
   .output(listReviewStatsOutput)
   .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
     const range = resolveRange({ from, to }, ctx.today);
-    return success(await listReviewStats(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit }));
+    return success(
+      reviewStatsPage(await listReviewStats(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit })),
+    );
   });

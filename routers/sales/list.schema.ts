@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { SALES_GROUP_BY } from '../../db/queries/sales';
+import type { Page } from '../../db/queries/pagination';
+import { SALES_GROUP_BY, type SalesGroupBy } from '../../db/queries/sales';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
@@ -37,24 +38,95 @@ export const listSalesParams = {
   ...pageParams,
 };
 
-/** A sales row (partner guide § Sales): a group_by leaves the other keys null. */
+const salesAmount = z.number().int().min(0).describe('Summed sales of the period, in won.');
+const absent = (unit: SalesGroupBy) => z.null().describe(`Null for group_by=${unit}.`);
+const variant = (unit: SalesGroupBy) => ({
+  id: `SalesRowBy${unit.charAt(0).toUpperCase()}${unit.slice(1)}`,
+  description: `A sales row of group_by=${unit}.`,
+});
+
+/**
+ * A sales row (partner guide § Sales), one variant per group_by: every variant has every key, in the same
+ * order, and a group_by fills exactly its own (the others are null), so a client narrows a row by
+ * `group_by`. The JSON is the same in every variant; only the schema is more precise.
+ */
 export const salesRowSchema = z
-  .object({
-    group_by: groupBySchema.describe('Aggregation unit.'),
-    date: kstDaySchema.nullable().describe('Aggregation day (KST); only for group_by=date.'),
-    week_start: kstDaySchema
-      .nullable()
-      .describe('Monday of the week (KST); only for group_by=week. Only days inside the range are summed.'),
-    platform_shop_id: z.string().nullable().describe('Platform-side shop id; only for group_by=shop.'),
-    shop_name: z.string().nullable().describe('Shop name; only for group_by=shop.'),
-    platform: salesPlatformSchema.nullable().describe('Platform; for group_by=shop and platform.'),
-    user: embeddedUserSchema
-      .nullable()
-      .describe(
-        "The brand user: for group_by=shop the shop's user, for group_by=user the group's; null for shops without a user and for the other units.",
-      ),
-    sales_amount: z.number().int().min(0).describe('Summed sales of the period, in won.'),
-  })
-  .meta({ id: 'SalesRow' });
+  .discriminatedUnion('group_by', [
+    z
+      .object({
+        group_by: z.literal('shop').describe('Aggregation unit.'),
+        date: absent('shop'),
+        week_start: absent('shop'),
+        platform_shop_id: z.string().describe('Platform-side shop id.'),
+        shop_name: z.string().describe('Shop name.'),
+        platform: salesPlatformSchema,
+        user: embeddedUserSchema.nullable().describe("The shop's brand user; null for a shop without one."),
+        sales_amount: salesAmount,
+      })
+      .meta(variant('shop')),
+    z
+      .object({
+        group_by: z.literal('platform').describe('Aggregation unit.'),
+        date: absent('platform'),
+        week_start: absent('platform'),
+        platform_shop_id: absent('platform'),
+        shop_name: absent('platform'),
+        platform: salesPlatformSchema,
+        user: absent('platform'),
+        sales_amount: salesAmount,
+      })
+      .meta(variant('platform')),
+    z
+      .object({
+        group_by: z.literal('user').describe('Aggregation unit.'),
+        date: absent('user'),
+        week_start: absent('user'),
+        platform_shop_id: absent('user'),
+        shop_name: absent('user'),
+        platform: absent('user'),
+        user: embeddedUserSchema
+          .nullable()
+          .describe('The brand user of the group; null for the group of the shops without a user (D-10).'),
+        sales_amount: salesAmount,
+      })
+      .meta(variant('user')),
+    z
+      .object({
+        group_by: z.literal('date').describe('Aggregation unit.'),
+        date: kstDaySchema.describe('Aggregation day (KST).'),
+        week_start: absent('date'),
+        platform_shop_id: absent('date'),
+        shop_name: absent('date'),
+        platform: absent('date'),
+        user: absent('date'),
+        sales_amount: salesAmount,
+      })
+      .meta(variant('date')),
+    z
+      .object({
+        group_by: z.literal('week').describe('Aggregation unit.'),
+        date: absent('week'),
+        week_start: kstDaySchema.describe('Monday of the week (KST). Only days inside the range are summed.'),
+        platform_shop_id: absent('week'),
+        shop_name: absent('week'),
+        platform: absent('week'),
+        user: absent('week'),
+        sales_amount: salesAmount,
+      })
+      .meta(variant('week')),
+  ])
+  .meta({
+    id: 'SalesRow',
+    description: 'A sales row: its group_by says which fields are filled, the others are null.',
+  });
 
 export const listSalesOutput = envelopeOf(pageOf(salesRowSchema));
+
+/**
+ * The query's page with its rows typed as the variants. The query builds each row for its group_by, and the
+ * procedure's output parser checks every row against its variant on every door, so a row that broke its
+ * variant would be a 500, never a wrong answer.
+ */
+export function salesPage<Row extends { group_by: string }>(page: Page<Row>): Page<z.input<typeof salesRowSchema>> {
+  return page as unknown as Page<z.input<typeof salesRowSchema>>;
+}

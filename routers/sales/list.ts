@@ -2,7 +2,7 @@ import { listSales } from '../../db/queries/sales';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { rangeInOrder, resolveRange } from '../shared/range';
-import { listSalesMeta, listSalesOutput, listSalesParams } from './list.schema';
+import { listSalesMeta, listSalesOutput, listSalesParams, salesPage } from './list.schema';
 
 /** GET /partner/v1/brands/{brand_code}/sales (partner guide § Sales). */
 export const list = brandProcedure(listSalesParams, rangeInOrder)
@@ -10,5 +10,5 @@ export const list = brandProcedure(listSalesParams, rangeInOrder)
   .output(listSalesOutput)
   .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
     const range = resolveRange({ from, to }, ctx.today);
-    return success(await listSales(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit }));
+    return success(salesPage(await listSales(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit })));
   });

@@ -62,6 +62,7 @@ export function generateTypes(): string {
   const inputLines: string[] = [];
   const outputLines: string[] = [];
   const clientLines: string[] = [];
+  const parameterLines: string[] = [];
   for (const [namespace, names] of namespaces) {
     inputLines.push(`  ${namespace}: {`);
     outputLines.push(`  ${namespace}: {`);
@@ -76,11 +77,30 @@ export function generateTypes(): string {
       outputLines.push(`    ${name}: ${printer.print(dataType, dataSchema, '    ', 'output')};`);
       const openapi = procedure._def.meta?.openapi;
       const optional = inputType.getProperties().every((property) => property.flags & ts.SymbolFlags.Optional);
-      const parameter = `input${optional ? '?' : ''}: PartnerApiInputs['${namespace}']['${name}']`;
-      clientLines.push(
-        `    /** ${openapi?.summary ?? name}: \`GET ${openapi?.path ?? namespace}\`. Resolves to the envelope's \`data\`. */`,
-        `    ${name}(${parameter}): Promise<PartnerApiOutputs['${namespace}']['${name}']>;`,
+      const params = `PartnerApiInputs['${namespace}']['${name}']`;
+      const data = `PartnerApiOutputs['${namespace}']['${name}']`;
+      parameterLines.push(
+        `  '${namespace}.${name}': [${checker
+          .getNonNullableType(inputType)
+          .getProperties()
+          .map((p) => `'${p.name}'`)
+          .join(', ')}],`,
       );
+      const doc = `    /** ${openapi?.summary ?? name}: \`GET ${openapi?.path ?? namespace}\`. Resolves to the envelope's \`data\`; \`.withResponse()\` adds the request id, rate limit and next cursor. */`;
+      const groupBy = inputSchema && childOf(inputSchema, 'group_by');
+      if (groupBy && isObjectUnion(elementType(checker, member(dataType, 'items')))) {
+        // A report: its rows are a union told apart by group_by, so the answer narrows by the argument.
+        const fallback = JSON.stringify(z.parse(groupBy as z.ZodType, undefined)).replaceAll('"', "'");
+        clientLines.push(
+          doc,
+          `    ${name}<GroupBy extends NonNullable<${params}['group_by']> = ${fallback}>(input${optional ? '?' : ''}: ${params} & { group_by?: GroupBy | undefined }, options?: RequestOptions): APIPromise<NarrowedPage<${data}, GroupBy>>;`,
+        );
+      } else {
+        clientLines.push(
+          doc,
+          `    ${name}(input${optional ? '?' : ''}: ${params}, options?: RequestOptions): APIPromise<${data}>;`,
+        );
+      }
     }
     inputLines.push('  };');
     outputLines.push('  };');
@@ -91,6 +111,8 @@ export function generateTypes(): string {
   const text = [
     '// Generated from the router (routers/index.ts) by sdk/scripts/generate-types.ts: do not edit.',
     '// `npm run sdk:generate` rewrites it; test/sdk/types.test.ts fails when it is stale.',
+    '',
+    "import type { APIPromise, NarrowedPage, RequestOptions } from './request.js';",
     '',
     '/** Every error code the API answers with (the `status` of the error envelope). */',
     `export type PartnerErrorCode = ${codes};`,
@@ -108,7 +130,12 @@ export function generateTypes(): string {
     "/** The path of every procedure on the tRPC transport (`/partner/v1/trpc/<path>`), in the router's order. */",
     `export const PROCEDURES = [${[...namespaces].flatMap(([namespace, names]) => names.map((name) => `'${namespace}.${name}'`)).join(', ')}] as const;`,
     '',
-    '/** Every read of the API, grouped as the router groups them. */',
+    '/** The parameter names each call takes: the client refuses any other before sending (D-11 ignores them). */',
+    'export const PARAMETERS = {',
+    ...parameterLines,
+    '} as const;',
+    '',
+    '/** Every read of the API, grouped as the router groups them. The last argument of each: per-call options. */',
     'export interface PartnerClient {',
     ...clientLines,
     '}',
@@ -150,7 +177,9 @@ function typePrinter(checker: ts.TypeChecker) {
     // Unions member by member, so no name of the server's (e.g. `Raw<number>` of routers/shared/params.ts)
     // is printed, with `true | false` as boolean and null/undefined last.
     if (type.isUnion()) {
-      let parts = type.types.map((part) => print(part, schema, indent, side));
+      let parts = type.types.map((part) =>
+        print(part, (schema && optionOf(checker, schema, part)) ?? schema, indent, side),
+      );
       if (parts.includes('true') && parts.includes('false')) {
         parts = [...parts.filter((part) => part !== 'true' && part !== 'false'), 'boolean'];
       }
@@ -213,6 +242,30 @@ function childOf(schema: Schema, key: string): Schema | undefined {
     if (def.type === 'object') return def.shape?.[key];
   }
   return undefined;
+}
+
+/** The option of a discriminated union schema that a member of the resolved union type stands for. */
+function optionOf(checker: ts.TypeChecker, schema: Schema, part: ts.Type): Schema | undefined {
+  for (const layer of layersOf(schema)) {
+    const def = layer._zod.def as { type: string; discriminator?: string; options?: Schema[] };
+    if (def.type !== 'union' || !def.discriminator || !def.options) continue;
+    const tag = part.getProperty(def.discriminator);
+    const value = tag && checker.getTypeOfSymbol(tag);
+    if (!value?.isStringLiteral()) return undefined;
+    return def.options.find((option) => {
+      const key = childOf(option, def.discriminator as string);
+      return key && (key._zod.def as { values?: unknown[] }).values?.includes(value.value);
+    });
+  }
+  return undefined;
+}
+
+function isObjectUnion(type: ts.Type | undefined): boolean {
+  return !!type && type.isUnion() && type.types.every((part) => (part.flags & ts.TypeFlags.Object) !== 0);
+}
+
+function elementType(checker: ts.TypeChecker, array: ts.Type): ts.Type | undefined {
+  return checker.isArrayType(array) ? checker.getTypeArguments(array as ts.TypeReference)[0] : undefined;
 }
 
 function elementOf(schema: Schema): Schema | undefined {

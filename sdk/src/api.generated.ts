@@ -1,6 +1,8 @@
 // Generated from the router (routers/index.ts) by sdk/scripts/generate-types.ts: do not edit.
 // `npm run sdk:generate` rewrites it; test/sdk/types.test.ts fails when it is stale.
 
+import type { APIPromise, NarrowedPage, RequestOptions } from './request.js';
+
 /** Every error code the API answers with (the `status` of the error envelope). */
 export type PartnerErrorCode =
   | 'PARTNER_API_INVALID_PARAMETER'
@@ -308,30 +310,80 @@ export interface PartnerApiOutputs {
   };
   reviewStats: {
     list: {
-      items: {
-        /** Aggregation unit. */
-        group_by: 'date' | 'platform' | 'shop';
-        /** Aggregation day (KST); only for group_by=date. */
-        date: string | null;
-        /** Platform-side shop id; only for group_by=shop. */
-        platform_shop_id: string | null;
-        /** Shop name; only for group_by=shop. */
-        shop_name: string | null;
-        /** Platform; for group_by=shop and platform. */
-        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI' | null;
-        /** Reviews written in the period (sum of the days). */
-        review_count: number;
-        /** Of those, the ones replied when the aggregate was built. */
-        reply_count: number;
-        /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
-        rating_counts: {
-          one: number;
-          two: number;
-          three: number;
-          four: number;
-          five: number;
-        };
-      }[];
+      items: (
+        | {
+            /** Reviews written in the period (sum of the days). */
+            review_count: number;
+            /** Of those, the ones replied when the aggregate was built. */
+            reply_count: number;
+            /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
+            rating_counts: {
+              one: number;
+              two: number;
+              three: number;
+              four: number;
+              five: number;
+            };
+            /** Aggregation unit. */
+            group_by: 'date';
+            /** Aggregation day (KST). */
+            date: string;
+            /** Null for group_by=date. */
+            platform_shop_id: null;
+            /** Null for group_by=date. */
+            shop_name: null;
+            /** Null for group_by=date. */
+            platform: null;
+          }
+        | {
+            /** Reviews written in the period (sum of the days). */
+            review_count: number;
+            /** Of those, the ones replied when the aggregate was built. */
+            reply_count: number;
+            /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
+            rating_counts: {
+              one: number;
+              two: number;
+              three: number;
+              four: number;
+              five: number;
+            };
+            /** Aggregation unit. */
+            group_by: 'shop';
+            /** Null for group_by=shop. */
+            date: null;
+            /** Platform-side shop id. */
+            platform_shop_id: string;
+            /** Shop name. */
+            shop_name: string;
+            /** A delivery or place-listing platform. */
+            platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+          }
+        | {
+            /** Reviews written in the period (sum of the days). */
+            review_count: number;
+            /** Of those, the ones replied when the aggregate was built. */
+            reply_count: number;
+            /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
+            rating_counts: {
+              one: number;
+              two: number;
+              three: number;
+              four: number;
+              five: number;
+            };
+            /** Aggregation unit. */
+            group_by: 'platform';
+            /** Null for group_by=platform. */
+            date: null;
+            /** Null for group_by=platform. */
+            platform_shop_id: null;
+            /** Null for group_by=platform. */
+            shop_name: null;
+            /** A delivery or place-listing platform. */
+            platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+          }
+      )[];
       /** The page returned. */
       page: number;
       /** The page size asked for. */
@@ -342,27 +394,104 @@ export interface PartnerApiOutputs {
   };
   sales: {
     list: {
-      items: {
-        /** Aggregation unit. */
-        group_by: 'date' | 'platform' | 'user' | 'shop' | 'week';
-        /** Aggregation day (KST); only for group_by=date. */
-        date: string | null;
-        /** Monday of the week (KST); only for group_by=week. Only days inside the range are summed. */
-        week_start: string | null;
-        /** Platform-side shop id; only for group_by=shop. */
-        platform_shop_id: string | null;
-        /** Shop name; only for group_by=shop. */
-        shop_name: string | null;
-        /** Platform; for group_by=shop and platform. */
-        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | null;
-        /** The brand user: for group_by=shop the shop's user, for group_by=user the group's; null for shops without a user and for the other units. */
-        user: {
-          user_code: string;
-          display_name: string;
-        } | null;
-        /** Summed sales of the period, in won. */
-        sales_amount: number;
-      }[];
+      items: (
+        | {
+            /** Aggregation unit. */
+            group_by: 'shop';
+            /** Null for group_by=shop. */
+            date: null;
+            /** Null for group_by=shop. */
+            week_start: null;
+            /** Platform-side shop id. */
+            platform_shop_id: string;
+            /** Shop name. */
+            shop_name: string;
+            /** A platform whose sales are collected: BAEMIN, CPEATS or YOGIYO. */
+            platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO';
+            /** The shop's brand user; null for a shop without one. */
+            user: {
+              user_code: string;
+              display_name: string;
+            } | null;
+            /** Summed sales of the period, in won. */
+            sales_amount: number;
+          }
+        | {
+            /** Aggregation unit. */
+            group_by: 'platform';
+            /** Null for group_by=platform. */
+            date: null;
+            /** Null for group_by=platform. */
+            week_start: null;
+            /** Null for group_by=platform. */
+            platform_shop_id: null;
+            /** Null for group_by=platform. */
+            shop_name: null;
+            /** A platform whose sales are collected: BAEMIN, CPEATS or YOGIYO. */
+            platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO';
+            /** Null for group_by=platform. */
+            user: null;
+            /** Summed sales of the period, in won. */
+            sales_amount: number;
+          }
+        | {
+            /** Aggregation unit. */
+            group_by: 'user';
+            /** Null for group_by=user. */
+            date: null;
+            /** Null for group_by=user. */
+            week_start: null;
+            /** Null for group_by=user. */
+            platform_shop_id: null;
+            /** Null for group_by=user. */
+            shop_name: null;
+            /** Null for group_by=user. */
+            platform: null;
+            /** The brand user of the group; null for the group of the shops without a user (D-10). */
+            user: {
+              user_code: string;
+              display_name: string;
+            } | null;
+            /** Summed sales of the period, in won. */
+            sales_amount: number;
+          }
+        | {
+            /** Aggregation unit. */
+            group_by: 'date';
+            /** Aggregation day (KST). */
+            date: string;
+            /** Null for group_by=date. */
+            week_start: null;
+            /** Null for group_by=date. */
+            platform_shop_id: null;
+            /** Null for group_by=date. */
+            shop_name: null;
+            /** Null for group_by=date. */
+            platform: null;
+            /** Null for group_by=date. */
+            user: null;
+            /** Summed sales of the period, in won. */
+            sales_amount: number;
+          }
+        | {
+            /** Aggregation unit. */
+            group_by: 'week';
+            /** Null for group_by=week. */
+            date: null;
+            /** Monday of the week (KST). Only days inside the range are summed. */
+            week_start: string;
+            /** Null for group_by=week. */
+            platform_shop_id: null;
+            /** Null for group_by=week. */
+            shop_name: null;
+            /** Null for group_by=week. */
+            platform: null;
+            /** Null for group_by=week. */
+            user: null;
+            /** Summed sales of the period, in won. */
+            sales_amount: number;
+          }
+      )[];
       /** The page returned. */
       page: number;
       /** The page size asked for. */
@@ -385,34 +514,85 @@ export const PROCEDURES = [
   'sales.list',
 ] as const;
 
-/** Every read of the API, grouped as the router groups them. */
+/** The parameter names each call takes: the client refuses any other before sending (D-11 ignores them). */
+export const PARAMETERS = {
+  'brands.list': ['page', 'limit'],
+  'users.list': ['brand_code', 'page', 'limit'],
+  'users.get': ['brand_code', 'user_code'],
+  'shops.list': ['brand_code', 'page', 'limit'],
+  'reviews.list': [
+    'brand_code',
+    'cursor',
+    'page',
+    'limit',
+    'from',
+    'to',
+    'platform_shop_id',
+    'platform',
+    'rating_min',
+    'rating_max',
+    'replied',
+    'critical',
+    'handled',
+    'keyword',
+  ],
+  'reviews.get': ['brand_code', 'review_id'],
+  'reviewStats.list': ['brand_code', 'page', 'limit', 'group_by', 'platform', 'platform_shop_id', 'from', 'to'],
+  'sales.list': ['brand_code', 'page', 'limit', 'group_by', 'platform', 'platform_shop_id', 'from', 'to'],
+} as const;
+
+/** Every read of the API, grouped as the router groups them. The last argument of each: per-call options. */
 export interface PartnerClient {
   brands: {
-    /** List brands: `GET /partner/v1/brands`. Resolves to the envelope's `data`. */
-    list(input?: PartnerApiInputs['brands']['list']): Promise<PartnerApiOutputs['brands']['list']>;
+    /** List brands: `GET /partner/v1/brands`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    list(
+      input?: PartnerApiInputs['brands']['list'],
+      options?: RequestOptions,
+    ): APIPromise<PartnerApiOutputs['brands']['list']>;
   };
   users: {
-    /** List users of a brand: `GET /partner/v1/brands/{brand_code}/users`. Resolves to the envelope's `data`. */
-    list(input: PartnerApiInputs['users']['list']): Promise<PartnerApiOutputs['users']['list']>;
-    /** Get one user: `GET /partner/v1/brands/{brand_code}/users/{user_code}`. Resolves to the envelope's `data`. */
-    get(input: PartnerApiInputs['users']['get']): Promise<PartnerApiOutputs['users']['get']>;
+    /** List users of a brand: `GET /partner/v1/brands/{brand_code}/users`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    list(
+      input: PartnerApiInputs['users']['list'],
+      options?: RequestOptions,
+    ): APIPromise<PartnerApiOutputs['users']['list']>;
+    /** Get one user: `GET /partner/v1/brands/{brand_code}/users/{user_code}`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    get(
+      input: PartnerApiInputs['users']['get'],
+      options?: RequestOptions,
+    ): APIPromise<PartnerApiOutputs['users']['get']>;
   };
   shops: {
-    /** List shops of a brand: `GET /partner/v1/brands/{brand_code}/shops`. Resolves to the envelope's `data`. */
-    list(input: PartnerApiInputs['shops']['list']): Promise<PartnerApiOutputs['shops']['list']>;
+    /** List shops of a brand: `GET /partner/v1/brands/{brand_code}/shops`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    list(
+      input: PartnerApiInputs['shops']['list'],
+      options?: RequestOptions,
+    ): APIPromise<PartnerApiOutputs['shops']['list']>;
   };
   reviews: {
-    /** List reviews of a brand: `GET /partner/v1/brands/{brand_code}/reviews`. Resolves to the envelope's `data`. */
-    list(input: PartnerApiInputs['reviews']['list']): Promise<PartnerApiOutputs['reviews']['list']>;
-    /** Get one review: `GET /partner/v1/brands/{brand_code}/reviews/{review_id}`. Resolves to the envelope's `data`. */
-    get(input: PartnerApiInputs['reviews']['get']): Promise<PartnerApiOutputs['reviews']['get']>;
+    /** List reviews of a brand: `GET /partner/v1/brands/{brand_code}/reviews`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    list(
+      input: PartnerApiInputs['reviews']['list'],
+      options?: RequestOptions,
+    ): APIPromise<PartnerApiOutputs['reviews']['list']>;
+    /** Get one review: `GET /partner/v1/brands/{brand_code}/reviews/{review_id}`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    get(
+      input: PartnerApiInputs['reviews']['get'],
+      options?: RequestOptions,
+    ): APIPromise<PartnerApiOutputs['reviews']['get']>;
   };
   reviewStats: {
-    /** Review statistics of a brand: `GET /partner/v1/brands/{brand_code}/review-stats`. Resolves to the envelope's `data`. */
-    list(input: PartnerApiInputs['reviewStats']['list']): Promise<PartnerApiOutputs['reviewStats']['list']>;
+    /** Review statistics of a brand: `GET /partner/v1/brands/{brand_code}/review-stats`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    list<GroupBy extends NonNullable<PartnerApiInputs['reviewStats']['list']['group_by']> = 'date'>(
+      input: PartnerApiInputs['reviewStats']['list'] & { group_by?: GroupBy | undefined },
+      options?: RequestOptions,
+    ): APIPromise<NarrowedPage<PartnerApiOutputs['reviewStats']['list'], GroupBy>>;
   };
   sales: {
-    /** Sales of a brand: `GET /partner/v1/brands/{brand_code}/sales`. Resolves to the envelope's `data`. */
-    list(input: PartnerApiInputs['sales']['list']): Promise<PartnerApiOutputs['sales']['list']>;
+    /** Sales of a brand: `GET /partner/v1/brands/{brand_code}/sales`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    list<GroupBy extends NonNullable<PartnerApiInputs['sales']['list']['group_by']> = 'shop'>(
+      input: PartnerApiInputs['sales']['list'] & { group_by?: GroupBy | undefined },
+      options?: RequestOptions,
+    ): APIPromise<NarrowedPage<PartnerApiOutputs['sales']['list'], GroupBy>>;
   };
 }

@@ -1,11 +1,13 @@
-import { type PartnerClient, type PartnerErrorCode, PROCEDURES } from './api.generated.js';
-import { PartnerApiError } from './errors.js';
+import { PARAMETERS, type PartnerClient, type PartnerErrorCode, PROCEDURES } from './api.generated.js';
+import { PartnerAbortError, PartnerApiError } from './errors.js';
+import type { AbortSignalLike, APIPromise, RateLimit, RequestOptions, WithResponse } from './request.js';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, type RetryPolicy, retryDelayMs } from './retry.js';
+import { SDK_VERSION } from './version.js';
 
 /** The part of `fetch` the client uses, so any implementation fits and no DOM or Node types are needed. */
 export type FetchLike = (
   url: string,
-  init: { method: 'GET'; headers: Record<string, string> },
+  init: { method: 'GET'; headers: Record<string, string>; signal: AbortSignalLike },
 ) => Promise<ResponseLike>;
 
 /** The part of a fetch `Response` the client reads. */
@@ -15,26 +17,47 @@ export type ResponseLike = {
   text(): Promise<string>;
 };
 
+/** What `onRequest` is told before each attempt. The key is left out, so the hook may log it all. */
+export type RequestEvent = { procedure: string; url: string; attempt: number; requestId: string | undefined };
+
+/** What `onResponse` is told after each attempt, answered or failed. */
+export type ResponseEvent = {
+  procedure: string;
+  url: string;
+  attempt: number;
+  /** The HTTP status; 0 when no answer came (network failure, timeout, abort). */
+  status: number;
+  requestId: string | undefined;
+  durationMs: number;
+  /** The attempt's failure, if it failed; a retry may still follow. */
+  error: PartnerApiError | undefined;
+};
+
 export type PartnerClientOptions = {
-  /** Where the API is served, without `/partner/v1`: e.g. `https://partner-api.example.com`. */
+  /** Where the API is served: e.g. `https://partner-api.example.com` (a trailing `/partner/v1` is accepted). */
   baseUrl: string;
   /** Your key, sent as `x-partner-api-key`. */
   apiKey: string;
-  /** Retries after a 429, a 5xx or a network failure. Default 2; 0 turns retrying off. */
-  retries?: number;
+  /** Retries after a 429, a 5xx, a network failure or a timeout. Default 2; 0 turns retrying off. */
+  retries?: number | undefined;
   /** The first backoff when the server names no wait; each further one doubles. Default 500 ms. */
-  retryDelayMs?: number;
+  retryDelayMs?: number | undefined;
   /** The longest single wait. A `Retry-After` beyond it is not waited for: the 429 is thrown. Default 30 s. */
-  maxRetryDelayMs?: number;
+  maxRetryDelayMs?: number | undefined;
+  /** The longest one attempt may take, in ms, before it fails with `PARTNER_SDK_TIMEOUT`. Default 30 s. */
+  timeoutMs?: number | undefined;
   /** A fetch implementation (tests, proxies, instrumentation). Default: the global `fetch`. */
-  fetch?: FetchLike;
+  fetch?: FetchLike | undefined;
+  /** Called before each attempt (debugging, logs). An exception it throws fails the call. */
+  onRequest?: ((event: RequestEvent) => void) | undefined;
+  /** Called after each attempt (debugging, logs, metrics). An exception it throws fails the call. */
+  onResponse?: ((event: ResponseEvent) => void) | undefined;
 };
 
-/** What one call answered: its `data`, and the cursor of the next page if the answer named one (D-19). */
-export type CallResult = { data: unknown; nextCursor: string | undefined };
+/** One call's answer, as `withResponse` gives it. */
+type CallResult = WithResponse<unknown>;
 
-/** Where `paginate` finds a list call's full answer (its `data` alone lacks the `Link` header). */
-export const CALL_RESULT: unique symbol = Symbol('@partner-reporting/sdk call result');
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
  * A client for the Partner Reporting API over its tRPC transport (`GET /partner/v1/trpc/<path>`, D-18).
@@ -46,18 +69,41 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   const client: Record<string, Record<string, unknown>> = {};
   for (const path of PROCEDURES) {
     const [namespace, name] = path.split('.') as [string, string];
-    const method = async (input?: unknown) => (await call(path, input)).data;
-    Object.defineProperty(method, CALL_RESULT, { value: (input?: unknown) => call(path, input) });
+    const method = (input?: unknown, request?: RequestOptions) => apiPromise(call(path, input, request ?? {}));
     client[namespace] = { ...client[namespace], [name]: method };
   }
   return client as unknown as PartnerClient;
 }
 
+/** The call's promise of `data`, whose `withResponse()` gives the same answer whole. */
+function apiPromise(result: Promise<CallResult>): APIPromise<unknown> {
+  const data = result.then((answer) => answer.data) as APIPromise<unknown>;
+  data.withResponse = () => {
+    // Whoever asks for the whole answer handles its failure there; the `data` promise must not then be
+    // reported as an unhandled rejection.
+    data.catch(() => undefined);
+    return result;
+  };
+  return data;
+}
+
+/** The API's origin and path prefix, whether or not `baseUrl` already ends in `/partner/v1`. */
+export function endpointOf(baseUrl: string): string {
+  const base = new URL(baseUrl).href.replace(/\/+$/, '').replace(/\/partner\/v1(\/trpc)?$/, '');
+  return `${base}/partner/v1/trpc`;
+}
+
+function positive(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`${name} must be a number of ms > 0`);
+  return value;
+}
+
 function transport(options: PartnerClientOptions) {
-  const { apiKey } = options;
+  const { apiKey, onRequest, onResponse } = options;
   if (typeof apiKey !== 'string' || apiKey.trim() === '')
     throw new TypeError('createPartnerClient: apiKey is required');
-  const endpoint = `${new URL(options.baseUrl).href.replace(/\/+$/, '')}/partner/v1/trpc`;
+  const endpoint = endpointOf(options.baseUrl);
   const retries = options.retries ?? DEFAULT_RETRY_POLICY.retries;
   if (!Number.isInteger(retries) || retries < 0)
     throw new TypeError('createPartnerClient: retries must be an integer ≥ 0');
@@ -66,23 +112,110 @@ function transport(options: PartnerClientOptions) {
     baseDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs,
     maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
   };
-  const fetchImpl: FetchLike = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
-  const headers = { 'x-partner-api-key': apiKey, accept: 'application/json' };
+  const clientTimeout = positive(options.timeoutMs, 'createPartnerClient: timeoutMs', DEFAULT_TIMEOUT_MS);
+  const fetchImpl: FetchLike =
+    options.fetch ?? ((url, init) => globalThis.fetch(url, init as RequestInit) as Promise<ResponseLike>);
+  const baseHeaders = {
+    'x-partner-api-key': apiKey,
+    accept: 'application/json',
+    'user-agent': `partner-reporting-sdk/${SDK_VERSION}`,
+  };
 
-  return async function call(path: string, input: unknown): Promise<CallResult> {
+  return async function call(path: string, input: unknown, request: RequestOptions): Promise<CallResult> {
+    const parameters = checkedParameters(path, input, request.extraParams);
+    const timeoutMs = positive(request.timeoutMs, `${path}: timeoutMs`, clientTimeout);
+    const { signal, requestId } = request;
+    const headers = requestId === undefined ? baseHeaders : { ...baseHeaders, 'x-request-id': requestId };
     // tRPC's HTTP protocol for a query: the input as JSON in `input` (https://trpc.io/docs/rpc).
-    const url = `${endpoint}/${path}?input=${encodeURIComponent(JSON.stringify(input ?? {}))}`;
+    const url = `${endpoint}/${path}?input=${encodeURIComponent(JSON.stringify(parameters))}`;
     for (let attempt = 0; ; attempt++) {
-      const answer = await fetchImpl(url, { method: 'GET', headers }).then(read, (error: unknown) =>
-        unreachable(error),
-      );
-      if (!(answer instanceof PartnerApiError)) return answer;
-      if (!isRetryableStatus(answer.status)) throw answer;
-      const wait = retryDelayMs(policy, attempt, answer.retryAfter);
-      if (wait === undefined) throw answer;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      if (signal?.aborted) throw new PartnerAbortError(signal.reason);
+      onRequest?.({ procedure: path, url, attempt, requestId });
+      const started = Date.now();
+      const answer = await attemptOnce(fetchImpl, url, headers, signal, timeoutMs);
+      const failure = answer instanceof PartnerApiError ? answer : undefined;
+      onResponse?.({
+        procedure: path,
+        url,
+        attempt,
+        status: failure ? failure.status : 200,
+        requestId: failure ? failure.requestId : answer.requestId,
+        durationMs: Date.now() - started,
+        error: failure,
+      });
+      if (!failure) return answer as CallResult;
+      if (failure instanceof PartnerAbortError || !isRetryableStatus(failure.status)) throw failure;
+      const wait = retryDelayMs(policy, attempt, failure.retryAfter);
+      if (wait === undefined) throw failure;
+      await sleep(wait, signal);
     }
   };
+}
+
+/**
+ * The parameters as sent: the caller's, refused if one is not the method's (the server ignores unknown
+ * parameters, D-11, so a misspelled filter would silently match everything), then `extraParams`.
+ */
+function checkedParameters(path: string, input: unknown, extra: RequestOptions['extraParams']) {
+  if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input)))
+    throw new TypeError(`${path}: the parameters must be an object`);
+  const known: readonly string[] = PARAMETERS[path as keyof typeof PARAMETERS];
+  const unknown = Object.keys(input ?? {}).filter((name) => !known.includes(name));
+  if (unknown.length) {
+    throw new TypeError(
+      `${path}: unknown parameter ${unknown.map((name) => `"${name}"`).join(', ')}; it takes ${known.join(', ')}. ` +
+        'A parameter newer than this SDK goes in the options: { extraParams: { name: value } }.',
+    );
+  }
+  return { ...(input as object | undefined), ...extra };
+}
+
+/**
+ * One request and its answer read, settled at the first of: the answer, the timeout (a retryable failure),
+ * the caller's abort (final). The request is aborted in both other cases, so its socket is freed.
+ */
+function attemptOnce(
+  fetchImpl: FetchLike,
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignalLike | undefined,
+  timeoutMs: number,
+): Promise<CallResult | PartnerApiError> {
+  const controller = new AbortController();
+  return new Promise<CallResult | PartnerApiError>((resolve, reject) => {
+    const onAbort = () => {
+      controller.abort(signal?.reason);
+      reject(new PartnerAbortError(signal?.reason));
+    };
+    const timer = setTimeout(() => {
+      controller.abort();
+      resolve(new PartnerApiError(`No answer within ${timeoutMs} ms.`, { code: 'PARTNER_SDK_TIMEOUT', status: 0 }));
+    }, timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    new Promise<ResponseLike>((start) => start(fetchImpl(url, { method: 'GET', headers, signal: controller.signal })))
+      .then(read, unreachable)
+      .then(resolve, reject)
+      .finally(done);
+  });
+}
+
+/** A retry wait that an abort ends at once. */
+function sleep(ms: number, signal: AbortSignalLike | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new PartnerAbortError(signal?.reason));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function unreachable(cause: unknown) {
@@ -106,7 +239,12 @@ async function read(response: ResponseLike): Promise<CallResult | PartnerApiErro
   }
   const envelope = field(field(body, 'result'), 'data');
   if (response.status === 200 && field(envelope, 'status') === 'SUCCESS') {
-    return { data: field(envelope, 'data'), nextCursor: nextCursorOf(response.headers.get('link')) };
+    return {
+      data: field(envelope, 'data'),
+      requestId,
+      rateLimit: rateLimitOf(response.headers),
+      nextCursor: nextCursorOf(response.headers.get('link')),
+    };
   }
   const error = field(body, 'error');
   const partner = field(field(error, 'data'), 'partner');
@@ -117,13 +255,14 @@ async function read(response: ResponseLike): Promise<CallResult | PartnerApiErro
     retryAfter: parseRetryAfter(response.headers.get('retry-after')),
   };
   if (typeof code === 'string' && code.startsWith('PARTNER_API_')) {
-    const message = field(error, 'message');
+    const message = field(partner, 'message') ?? field(error, 'message');
     return new PartnerApiError(typeof message === 'string' ? message : code, {
       ...details,
       code: code as PartnerErrorCode,
     });
   }
-  return new PartnerApiError(`The API answered ${response.status} without its envelope.`, {
+  const hint = response.status === 404 ? ' Is baseUrl the address of the API (scheme, host, port and any prefix)?' : '';
+  return new PartnerApiError(`The API answered without its envelope.${hint}`, {
     ...details,
     code: 'PARTNER_SDK_INVALID_RESPONSE',
   });
@@ -131,6 +270,16 @@ async function read(response: ResponseLike): Promise<CallResult | PartnerApiErro
 
 function field(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+/** The `RateLimit-*` headers (D-14), if the answer carried all three. */
+function rateLimitOf(headers: ResponseLike['headers']): RateLimit | undefined {
+  const [limit, remaining, resetSeconds] = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'].map((name) => {
+    const value = headers.get(name);
+    return value !== null && /^\d+$/.test(value.trim()) ? Number(value) : undefined;
+  });
+  if (limit === undefined || remaining === undefined || resetSeconds === undefined) return undefined;
+  return { limit, remaining, resetSeconds };
 }
 
 /**

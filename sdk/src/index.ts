@@ -1,4 +1,22 @@
 export type { PartnerApiInputs, PartnerApiOutputs, PartnerClient, PartnerErrorCode } from './api.generated.js';
-export { createPartnerClient, type FetchLike, type PartnerClientOptions, type ResponseLike } from './client.js';
-export { PartnerApiError, type SdkErrorCode } from './errors.js';
-export { type ItemOf, type ListCall, type Page, paginate } from './paginate.js';
+export {
+  createPartnerClient,
+  DEFAULT_TIMEOUT_MS,
+  type FetchLike,
+  type PartnerClientOptions,
+  type RequestEvent,
+  type ResponseEvent,
+  type ResponseLike,
+} from './client.js';
+export { PartnerAbortError, PartnerApiError, type PartnerApiErrorDetails, type SdkErrorCode } from './errors.js';
+export { type ItemOf, type ListCall, type Page, type PaginateOptions, type ParamsOf, paginate } from './paginate.js';
+export type {
+  AbortSignalLike,
+  APIPromise,
+  NarrowedPage,
+  RateLimit,
+  RequestOptions,
+  WithResponse,
+} from './request.js';
+export type * from './types.js';
+export { SDK_VERSION } from './version.js';

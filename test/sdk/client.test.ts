@@ -1,5 +1,14 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createPartnerClient, type FetchLike, PartnerApiError, paginate } from '../../sdk/src/index';
+import {
+  createPartnerClient,
+  type FetchLike,
+  PartnerAbortError,
+  PartnerApiError,
+  paginate,
+  SDK_VERSION,
+} from '../../sdk/src/index';
 import { parseRetryAfter, retryDelayMs } from '../../sdk/src/retry';
 
 // The SDK's own rules against a scripted fetch (no server): the request it sends, how it reads answers,
@@ -225,5 +234,225 @@ describe('paginate', () => {
       if (items.length === 3) break;
     }
     expect(script.urls.map((url) => inputOf(url).cursor)).toEqual([undefined, 'nx']);
+  });
+});
+
+/** A fetch that never answers until its signal aborts (a server that accepted and went silent). */
+function silentFetch() {
+  const signals: { aborted: boolean }[] = [];
+  const fetch: FetchLike = (_url, init) =>
+    new Promise((_resolve, reject) => {
+      signals.push(init.signal);
+      init.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+    });
+  return { fetch, signals };
+}
+
+describe('cancel and timeouts', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('an abort during a request rejects at once with an AbortError, aborts the fetch and is never retried', async () => {
+    const script = silentFetch();
+    const controller = new AbortController();
+    const call = client(script.fetch)
+      .brands.list({}, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10);
+    controller.abort(new Error('user left'));
+    const error = await call;
+    expect(error).toBeInstanceOf(PartnerAbortError);
+    expect(error).toMatchObject({ name: 'AbortError', code: 'PARTNER_SDK_ABORTED', status: 0 });
+    expect((error as Error).cause).toEqual(new Error('user left'));
+    expect(script.signals).toHaveLength(1);
+    expect(script.signals[0]?.aborted).toBe(true);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(script.signals).toHaveLength(1);
+  });
+
+  it('an abort during a Retry-After wait rejects at once, without calling again', async () => {
+    const script = scriptedFetch(failed(429, 'PARTNER_API_RATE_LIMITED', { 'Retry-After': '20' }));
+    const controller = new AbortController();
+    const call = client(script.fetch)
+      .brands.list(undefined, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1_000);
+    controller.abort();
+    expect(await call).toMatchObject({ name: 'AbortError', code: 'PARTNER_SDK_ABORTED' });
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(script.urls).toHaveLength(1);
+  });
+
+  it('an already aborted signal sends nothing', async () => {
+    const script = scriptedFetch();
+    await expect(client(script.fetch).brands.list({}, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(script.urls).toEqual([]);
+  });
+
+  it('a timeout fails the attempt with PARTNER_SDK_TIMEOUT and is retried like a network failure', async () => {
+    const script = silentFetch();
+    const sdk = createPartnerClient({ baseUrl: BASE, apiKey: 'k', fetch: script.fetch, timeoutMs: 1_000, retries: 1 });
+    const call = sdk.brands.list().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(script.signals).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(script.signals[0]?.aborted).toBe(true);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(script.signals).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await call).toMatchObject({ code: 'PARTNER_SDK_TIMEOUT', status: 0 });
+  });
+
+  it('a per-call timeoutMs overrides the client-wide one', async () => {
+    const script = silentFetch();
+    const call = client(script.fetch, 0)
+      .brands.list({}, { timeoutMs: 50 })
+      .catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await call).toMatchObject({ code: 'PARTNER_SDK_TIMEOUT', message: expect.stringContaining('50 ms') });
+  });
+
+  it('paginate passes its signal to every page', async () => {
+    const script = scriptedFetch(ok(page(['s1'], 1, true)));
+    const controller = new AbortController();
+    const items: unknown[] = [];
+    const walk = (async () => {
+      for await (const item of paginate(
+        client(script.fetch).shops.list,
+        { brand_code: 'b' },
+        { signal: controller.signal },
+      )) {
+        items.push(item);
+        controller.abort();
+      }
+    })().catch((e: unknown) => e);
+    expect(await walk).toMatchObject({ name: 'AbortError' });
+    expect(items).toEqual(['s1']);
+    expect(script.urls).toHaveLength(1);
+  });
+});
+
+describe('withResponse', () => {
+  it('gives the data with the request id, the rate limit and the next cursor', async () => {
+    const script = scriptedFetch(
+      ok(page(['r1'], 1, true), {
+        'x-request-id': 'req-7',
+        'RateLimit-Limit': '100',
+        'RateLimit-Remaining': '41',
+        'RateLimit-Reset': '17',
+        Link: '</partner/v1/brands/b/reviews?limit=1&cursor=abc>; rel="next"',
+      }),
+    );
+    const answer = await client(script.fetch).reviews.list({ brand_code: 'b', limit: 1 }).withResponse();
+    expect(answer).toEqual({
+      data: page(['r1'], 1, true),
+      requestId: 'req-7',
+      rateLimit: { limit: 100, remaining: 41, resetSeconds: 17 },
+      nextCursor: 'abc',
+    });
+  });
+
+  it('has no rate limit or cursor when the answer names none', async () => {
+    const script = scriptedFetch(ok(page([], 1, false)));
+    const answer = await client(script.fetch).brands.list().withResponse();
+    expect(answer).toMatchObject({ rateLimit: undefined, nextCursor: undefined, requestId: 'req-ok' });
+  });
+
+  it('paginate resumes from a saved cursor, and onPage names the cursor after each finished page', async () => {
+    const link = (cursor: string) => ({ Link: `</x?cursor=${cursor}>; rel="next"` });
+    const script = scriptedFetch(ok(page(['r3', 'r4'], 1, true), link('c-4')), ok(page(['r5'], 1, false)));
+    const seen: (string | undefined)[] = [];
+    const items: unknown[] = [];
+    const list = client(script.fetch).reviews.list;
+    for await (const item of paginate(
+      list,
+      { brand_code: 'b', cursor: 'c-2' },
+      { onPage: (p) => void seen.push(p.nextCursor) },
+    )) {
+      items.push(item);
+    }
+    expect(items).toEqual(['r3', 'r4', 'r5']);
+    expect(seen).toEqual(['c-4', undefined]);
+    expect(script.urls.map((url) => inputOf(url).cursor)).toEqual(['c-2', 'c-4']);
+  });
+});
+
+describe('parameters', () => {
+  it('a parameter the method does not take is a TypeError naming it, and nothing is sent', async () => {
+    const script = scriptedFetch();
+    const filters: Record<string, unknown> = { brand_code: 'b', rating_minimum: 4 };
+    const error = await client(script.fetch)
+      .reviews.list(filters as { brand_code: string })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toContain('"rating_minimum"');
+    expect((error as Error).message).toContain('extraParams');
+    expect(script.urls).toEqual([]);
+  });
+
+  it('extraParams sends a parameter newer than the SDK as given', async () => {
+    const script = scriptedFetch(ok(page([], 1, false)));
+    await client(script.fetch).reviews.list({ brand_code: 'b' }, { extraParams: { language: 'ko' } });
+    expect(inputOf(script.urls[0] ?? '')).toEqual({ brand_code: 'b', language: 'ko' });
+  });
+});
+
+describe('what a call tells', () => {
+  it('an error message names the code, the status and the request id, String(error) too', async () => {
+    const script = scriptedFetch(failed(404, 'PARTNER_API_BRAND_NOT_FOUND'));
+    const error = await client(script.fetch)
+      .shops.list({ brand_code: 'nope' })
+      .catch((e: unknown) => e);
+    expect(String(error)).toMatch(/^PartnerApiError: PARTNER_API_BRAND_NOT_FOUND \(HTTP 404\): .*req-404/);
+  });
+
+  it('a baseUrl that already ends in /partner/v1 is accepted', async () => {
+    for (const baseUrl of ['https://partner.example.com/partner/v1', 'https://partner.example.com/api/partner/v1/']) {
+      const script = scriptedFetch(ok(page([], 1, false)));
+      await createPartnerClient({ baseUrl, apiKey: 'k', fetch: script.fetch }).brands.list();
+      expect(new URL(script.urls[0] ?? '').pathname).toBe(
+        `${new URL(baseUrl).pathname.replace(/\/partner\/v1\/?$/, '')}/partner/v1/trpc/brands.list`,
+      );
+    }
+  });
+
+  it('sends the user-agent with the package version, and a request id of the caller as x-request-id', async () => {
+    const script = scriptedFetch(ok(page([], 1, false)));
+    await client(script.fetch).brands.list({}, { requestId: 'nightly-export-42' });
+    const version = JSON.parse(
+      readFileSync(path.resolve(import.meta.dirname, '../../sdk/package.json'), 'utf8'),
+    ).version;
+    expect(SDK_VERSION).toBe(version);
+    expect(script.headers[0]).toMatchObject({
+      'user-agent': `partner-reporting-sdk/${version}`,
+      'x-request-id': 'nightly-export-42',
+    });
+  });
+
+  it('calls onRequest before and onResponse after every attempt, without the key', async () => {
+    const script = scriptedFetch(failed(503, 'PARTNER_API_INTERNAL_ERROR'), ok(page([], 1, false)));
+    const events: unknown[] = [];
+    const sdk = createPartnerClient({
+      baseUrl: BASE,
+      apiKey: 'pk_live_secret',
+      fetch: script.fetch,
+      retryDelayMs: 1,
+      onRequest: (event) => events.push(['request', event.procedure, event.attempt]),
+      onResponse: (event) => events.push(['response', event.attempt, event.status, event.error?.code]),
+    });
+    await sdk.brands.list();
+    expect(events).toEqual([
+      ['request', 'brands.list', 0],
+      ['response', 0, 503, 'PARTNER_API_INTERNAL_ERROR'],
+      ['request', 'brands.list', 1],
+      ['response', 1, 200, undefined],
+    ]);
+    expect(JSON.stringify(events)).not.toContain('pk_live_secret');
   });
 });

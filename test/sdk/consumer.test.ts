@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpServerPlain, type Server } from 'node:http';
+import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -36,7 +37,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const BRAND = 'chicken-house';
 
 /** What test/sdk/consumer/src/consumer.ts exports, as this file calls it (it is compiled apart). */
-type Options = { baseUrl: string; apiKey: string; retries?: number };
+type Options = { baseUrl: string; apiKey: string; retries?: number; retryDelayMs?: number; timeoutMs?: number };
 type Failure = { code: string; status: number; requestId: string | undefined; retryAfter: number | undefined };
 type Consumer = {
   reviewsRatedAtLeast(
@@ -48,6 +49,30 @@ type Consumer = {
   brandCodes(options: Options): Promise<string[]>;
   everyReview(options: Options, brand: string, limit: number): Promise<string[]>;
   everyShop(options: Options, brand: string, limit: number): Promise<string[]>;
+  brandsUntil(
+    options: Options,
+    signal?: AbortSignal,
+    timeoutMs?: number,
+  ): Promise<'answered' | { name: string; code: string }>;
+  reviewPage(
+    options: Options,
+    brand: string,
+    limit: number,
+    cursor?: string,
+    requestId?: string,
+  ): Promise<{
+    ids: string[];
+    nextCursor: string | undefined;
+    rateLimit: { limit: number; remaining: number; resetSeconds: number } | undefined;
+    requestId: string | undefined;
+  }>;
+  reviewsFrom(
+    options: Options,
+    brand: string,
+    limit: number,
+    cursor: string,
+  ): Promise<{ ids: string[]; checkpoints: (string | undefined)[] }>;
+  weekStarts(options: Options, brand: string): Promise<string[]>;
 };
 
 /**
@@ -77,6 +102,8 @@ function readmeModule(readme: string): string {
 }
 
 let work: string;
+let tarball: string;
+let project: string;
 let installed: string[];
 let compiled: { ok: true } | { ok: false; output: string };
 let consumer: Consumer;
@@ -86,8 +113,8 @@ let options: Options;
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'partner-sdk-'));
   const packed = await run('npm', ['pack', './sdk', '--pack-destination', work], { cwd: ROOT });
-  const tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) ?? '');
-  const project = path.join(work, 'project');
+  tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) ?? '');
+  project = path.join(work, 'project');
   await cp(path.join(ROOT, 'test/sdk/consumer'), project, {
     recursive: true,
     filter: (source) => !/[/\\](node_modules|dist)$/.test(source),
@@ -209,5 +236,154 @@ describe('the packed SDK against the rate limit (D-14, D-16)', () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+/** A server that accepts connections and never answers: the calls against it can only end by the client. */
+async function silentServer() {
+  const sockets: Socket[] = [];
+  const requests: string[] = [];
+  const server = createTcpServer((socket) => {
+    sockets.push(socket);
+    socket.on('data', (chunk) => {
+      const line = chunk.toString('latin1').split('\r\n')[0] ?? '';
+      if (/^GET /.test(line)) requests.push(line);
+    });
+  }).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('the packed SDK cancels and times out', () => {
+  it('an abort during a request rejects at once with an AbortError, and no retry follows', async () => {
+    const silent = await silentServer();
+    try {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 100);
+      const started = performance.now();
+      const outcome = await consumer.brandsUntil({ ...options, baseUrl: silent.baseUrl }, controller.signal);
+      expect(outcome).toEqual({ name: 'AbortError', code: 'PARTNER_SDK_ABORTED' });
+      expect(performance.now() - started).toBeLessThan(5_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(silent.requests).toHaveLength(1);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('a server that accepts and never answers fails each attempt at timeoutMs, retried like a network failure', async () => {
+    const silent = await silentServer();
+    try {
+      const limited = { ...options, baseUrl: silent.baseUrl, retries: 1, retryDelayMs: 10 };
+      expect(await consumer.brandsUntil(limited, undefined, 200)).toEqual({
+        name: 'PartnerApiError',
+        code: 'PARTNER_SDK_TIMEOUT',
+      });
+      expect(silent.requests).toHaveLength(2);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('an abort during a Retry-After wait rejects at once, without calling again', async () => {
+    let requests = 0;
+    const limiter = createHttpServerPlain((_req, res) => {
+      requests++;
+      const partner = {
+        status: 'PARTNER_API_RATE_LIMITED',
+        status_code: 429,
+        message: 'The request cannot be processed.',
+      };
+      res.writeHead(429, {
+        'content-type': 'application/json',
+        'retry-after': '20',
+        'x-request-id': `limited-${requests}`,
+      });
+      res.end(JSON.stringify({ error: { message: partner.message, code: -32029, data: { partner } } }));
+    }).listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => limiter.once('listening', resolve));
+    try {
+      const controller = new AbortController();
+      limiter.once('request', () => setTimeout(() => controller.abort(), 200));
+      const started = performance.now();
+      const baseUrl = `http://127.0.0.1:${(limiter.address() as AddressInfo).port}`;
+      expect(await consumer.brandsUntil({ ...options, baseUrl }, controller.signal)).toEqual({
+        name: 'AbortError',
+        code: 'PARTNER_SDK_ABORTED',
+      });
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(requests).toBe(1);
+    } finally {
+      limiter.closeAllConnections();
+      await new Promise<void>((resolve) => limiter.close(() => resolve()));
+    }
+  });
+});
+
+describe('the packed SDK tells what an answer said', () => {
+  it('withResponse gives the request id it sent (echoed), the rate limit and the next cursor', async () => {
+    const first = await consumer.reviewPage(options, BRAND, 5, undefined, 'consumer-export-1');
+    expect(first.ids).toHaveLength(5);
+    expect(first.requestId).toBe('consumer-export-1');
+    expect(first.rateLimit).toMatchObject({ limit: 100000, remaining: expect.any(Number) });
+    expect(first.nextCursor).toEqual(expect.any(String));
+  });
+
+  it('a walk resumed from a saved cursor reads exactly the reviews after it, and saves its own cursors', async () => {
+    const first = await consumer.reviewPage(options, BRAND, 25);
+    const resumed = await consumer.reviewsFrom(options, BRAND, 25, first.nextCursor ?? '');
+    const all = await consumer.everyReview(options, BRAND, 100);
+    expect([...first.ids, ...resumed.ids]).toEqual(all);
+    expect(resumed.checkpoints.at(-1)).toBeUndefined();
+    expect(resumed.checkpoints.slice(0, -1).every((cursor) => typeof cursor === 'string')).toBe(true);
+    const second = await consumer.reviewPage(options, BRAND, 25, resumed.checkpoints[0]);
+    expect(second.ids).toEqual(resumed.ids.slice(25, 50));
+  });
+
+  it('sales by week answer week rows only, each a Monday', async () => {
+    const weeks = await consumer.weekStarts(options, BRAND);
+    expect(weeks.length).toBeGreaterThan(0);
+    for (const week of weeks) expect(new Date(`${week}T00:00:00Z`).getUTCDay()).toBe(1);
+  });
+});
+
+describe('the packed SDK as a package', () => {
+  it('passes publint and are-the-types-wrong (ESM and CommonJS resolutions)', async () => {
+    const publint = await run(path.join(ROOT, 'node_modules/.bin/publint'), [tarball]);
+    expect(publint.stdout).toContain('All good');
+    const attw = await run(path.join(ROOT, 'node_modules/.bin/attw'), [tarball, '--format', 'json']);
+    expect(JSON.parse(attw.stdout).problems ?? {}).toEqual({});
+  });
+
+  // Each Node the machine has: the project's (Node 24) and the system's, when it is another.
+  const nodes = [process.execPath, '/usr/bin/node'].filter(
+    (node, index, all) => existsSync(node) && all.findIndex((other) => other === node) === index,
+  );
+  it.each(nodes)('is required from CommonJS and imported from ESM on %s, with the same answers', async (node) => {
+    const esm = await consumer.brandCodes(options);
+    const args = JSON.stringify({ baseUrl: options.baseUrl, apiKey: options.apiKey });
+    const script = (load: string) =>
+      `${load}.then((m) => m.brandCodes(${args})).then((codes) => console.log(JSON.stringify(codes)))`;
+    const cjs = await run(node, ['-e', script(`Promise.resolve(require('./dist/commonjs.cjs'))`)], { cwd: project });
+    const imported = await run(node, ['--input-type=module', '-e', script(`import('./dist/consumer.js')`)], {
+      cwd: project,
+    });
+    expect(JSON.parse(cjs.stdout)).toEqual(esm);
+    expect(JSON.parse(imported.stdout)).toEqual(esm);
+    const requireError = await run(
+      node,
+      ['-e', `console.log(require('@partner-reporting/sdk').PartnerApiError.name)`],
+      {
+        cwd: project,
+      },
+    );
+    expect(requireError.stdout.trim()).toBe('PartnerApiError');
   });
 });

@@ -14,6 +14,12 @@ describe('the SDK types', () => {
 
   it('cover every procedure of the router, and name no type of the server', () => {
     expect([...PROCEDURES].sort()).toEqual(Object.keys(appRouter._def.procedures).sort());
-    expect(readFileSync(GENERATED_FILE, 'utf8')).not.toMatch(/\bimport\b|Raw<|Zod|z\.|Date\b/);
+    // Its one import is the SDK's own request types.
+    expect(
+      readFileSync(GENERATED_FILE, 'utf8').replace(
+        "import type { APIPromise, NarrowedPage, RequestOptions } from './request.js';",
+        '',
+      ),
+    ).not.toMatch(/\bimport\b|Raw<|Zod|z\.|Date\b/);
   });
 });

@@ -2,16 +2,18 @@
 // (tsconfig: lib ES2022, types [], skipLibCheck false). test/sdk/consumer.test.ts compiles it and calls
 // these functions against a live server.
 import {
+  type AbortSignalLike,
   createPartnerClient,
   PartnerApiError,
-  type PartnerApiOutputs,
   type PartnerClient,
   type PartnerClientOptions,
   type PartnerErrorCode,
   paginate,
+  type Review,
+  type ReviewStatsRow,
+  type SalesRow,
+  type SdkErrorCode,
 } from '@partner-reporting/sdk';
-
-type Review = PartnerApiOutputs['reviews']['list']['items'][number];
 
 /** A filter: the brand's reviews of 4 stars and more. */
 export async function reviewsRatedAtLeast(options: PartnerClientOptions, brand_code: string, rating_min: number) {
@@ -28,8 +30,14 @@ export async function failureOf(options: PartnerClientOptions, brand_code: strin
     return undefined;
   } catch (error) {
     if (!(error instanceof PartnerApiError)) throw error;
-    const code: PartnerErrorCode | 'PARTNER_SDK_NETWORK_ERROR' | 'PARTNER_SDK_INVALID_RESPONSE' = error.code;
-    return { code, status: error.status, requestId: error.requestId, retryAfter: error.retryAfter };
+    const code: PartnerErrorCode | SdkErrorCode = error.code;
+    return {
+      code,
+      status: error.status,
+      requestId: error.requestId,
+      retryAfter: error.retryAfter,
+      message: String(error),
+    };
   }
 }
 
@@ -55,6 +63,72 @@ export async function everyShop(options: PartnerClientOptions, brand_code: strin
     ids.push(`${shop.platform}:${shop.platform_shop_id}`);
   }
   return ids;
+}
+
+/** A call given a signal and a timeout: what it rejected with (name and code), or 'answered'. */
+export async function brandsUntil(options: PartnerClientOptions, signal?: AbortSignalLike, timeoutMs?: number) {
+  try {
+    await createPartnerClient(options).brands.list({}, { signal, timeoutMs });
+    return 'answered';
+  } catch (error) {
+    if (!(error instanceof PartnerApiError)) throw error;
+    return { name: error.name, code: error.code };
+  }
+}
+
+/** One page with what its answer said besides: the checkpoint of a long export. */
+export async function reviewPage(
+  options: PartnerClientOptions,
+  brand_code: string,
+  limit: number,
+  cursor?: string,
+  requestId?: string,
+) {
+  const client = createPartnerClient(options);
+  const {
+    data,
+    nextCursor,
+    rateLimit,
+    requestId: answered,
+  } = await client.reviews
+    .list({ brand_code, limit, ...(cursor === undefined ? {} : { cursor }) }, { requestId })
+    .withResponse();
+  return { ids: data.items.map((review) => review.review_id), nextCursor, rateLimit, requestId: answered };
+}
+
+/** Every review from a saved cursor on (a resumed export), with the cursor saved after each page. */
+export async function reviewsFrom(options: PartnerClientOptions, brand_code: string, limit: number, cursor: string) {
+  const ids: string[] = [];
+  const checkpoints: (string | undefined)[] = [];
+  const client = createPartnerClient(options);
+  const pages = paginate(
+    client.reviews.list,
+    { brand_code, limit, cursor },
+    { onPage: (page) => void checkpoints.push(page.nextCursor) },
+  );
+  for await (const review of pages) ids.push(review.review_id);
+  return { ids, checkpoints };
+}
+
+/** Week rows: the call's answer is narrowed by its group_by argument. */
+export async function weekStarts(options: PartnerClientOptions, brand_code: string) {
+  const { items } = await createPartnerClient(options).sales.list({ brand_code, group_by: 'week', limit: 100 });
+  return items.map((row) => {
+    const week: string = row.week_start;
+    // @ts-expect-error a week row's date is null, not a string
+    const day: string = row.date;
+    void day;
+    return week;
+  });
+}
+
+/** Any report row narrows by checking its group_by. */
+export function describeRow(row: SalesRow | ReviewStatsRow): string {
+  if (row.group_by === 'week') return `week of ${row.week_start}`;
+  if (row.group_by === 'date') return `day ${row.date}`;
+  if (row.group_by === 'shop') return `${row.platform}:${row.platform_shop_id} ${row.shop_name}`;
+  if (row.group_by === 'platform') return row.platform;
+  return row.user?.display_name ?? 'shops without a user';
 }
 
 /**
@@ -95,6 +169,24 @@ export async function mistakes(client: PartnerClient) {
   paginate(client.reviews.list, { brand_code: 'chicken-house', handled: 1 });
   // @ts-expect-error paginate needs a list
   paginate(client.users.get, { brand_code: 'chicken-house', user_code: 'u-ch-001' });
+
+  const weeks = await client.sales.list({ brand_code: 'chicken-house', group_by: 'week' });
+  for (const row of weeks.items) {
+    // @ts-expect-error a week row has no day: its date is null
+    const day: string = row.date;
+    void day;
+  }
+  const stats = await client.reviewStats.list({ brand_code: 'chicken-house' });
+  for (const row of stats.items) {
+    // @ts-expect-error rows of the default group_by (date) have no shop
+    const shop: string = row.shop_name;
+    void shop;
+  }
+  // @ts-expect-error group_by of review statistics is date, shop or platform
+  await client.reviewStats.list({ brand_code: 'chicken-house', group_by: 'week' });
+  // @ts-expect-error an unknown parameter among the options' neighbours is still refused
+  await client.reviews.list({ brand_code: 'chicken-house', rating_minimum: 4 }, { timeoutMs: 1000 });
+  await client.reviews.list({ brand_code: 'chicken-house' }, { extraParams: { rating_minimum: 4 } });
 
   const error = new PartnerApiError('x', { code: 'PARTNER_API_RATE_LIMITED', status: 429 });
   // @ts-expect-error codes are the API's catalogue
