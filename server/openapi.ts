@@ -116,7 +116,9 @@ export function openApiDocument(): OpenAPIObject {
       'Every call is a GET with the x-partner-api-key header. Every response body is the envelope ' +
       '{status, status_code, message, data}; an error has no data and one fixed message, and its status is ' +
       'the error code. All dates are KST days (YYYY-MM-DD) and timestamps KST with +09:00. Calls are limited ' +
-      'to 100 per sliding minute per key. The partner guide at /docs explains each rule with examples.',
+      'to 100 per sliding minute per key. The partner guide at /docs explains each rule with examples. ' +
+      "This version (info.version) is the API's: its major number is the v1 of the paths. The TypeScript " +
+      'SDK (guide at /docs/sdk) has its own package version.',
     contact: { name: 'Partner Reporting API team' },
     license: { name: 'Proprietary: for partners holding an API key', identifier: 'LicenseRef-Proprietary' },
     baseUrl: 'http://127.0.0.1:3000',

@@ -13,6 +13,9 @@ import { startServer, testServices } from './support/services';
 const CHROMIUM = '/usr/bin/chromium';
 const installed = existsSync(CHROMIUM);
 const ARTIFACTS = path.resolve(import.meta.dirname, 'artifacts');
+/** The two colours of an element's computed style the badge check reads. */
+type CSSColours = { color: string; backgroundColor: string };
+
 const OPERATIONS = [
   '/partner/v1/brands',
   '/partner/v1/brands/{brand_code}/users',
@@ -39,12 +42,55 @@ describe.skipIf(!installed)(`/docs in Chromium (skipped when ${CHROMIUM} is abse
     await browser?.close();
   });
 
-  it('shows the guide with a working link to the reference', async () => {
+  it('shows the guide with working links to the SDK guide and the reference', async () => {
     const page = await browser.newPage();
     await page.goto(`${base}/docs`);
     await expect(page.locator('h1').first().textContent()).resolves.toContain('partner guide');
+    await page.click('nav >> text=TypeScript SDK');
+    await page.waitForURL(`${base}/docs/sdk`);
+    await expect(page.locator('h1').first().textContent()).resolves.toBe('@partner-reporting/sdk');
     await page.click('nav >> text=API reference');
     await page.waitForURL(`${base}/docs/reference`);
+    await page.close();
+  });
+
+  it('renders the version badges of the reference header as Swagger UI draws them: white text on its pill', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(`${base}/docs/reference`);
+    const badges = page.locator('.info .title small pre');
+    await badges.first().waitFor();
+    // Each badge's text colour against the first non-transparent background behind it; the site's own
+    // `pre` rule once painted that background light grey under Swagger UI's white text.
+    const seen = await badges.evaluateAll((nodes) =>
+      nodes.map((node) => {
+        const luminance = (colour: string) => {
+          const [r, g, b] = (colour.match(/[\d.]+/g) ?? []).slice(0, 3).map((value) => {
+            const channel = Number(value) / 255;
+            return channel <= 0.03928 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+          });
+          return 0.2126 * (r ?? 0) + 0.7152 * (g ?? 0) + 0.0722 * (b ?? 0);
+        };
+        // Runs in the page; the project compiles without the DOM library, so the one browser call is typed here.
+        const style = (globalThis as unknown as { getComputedStyle(element: unknown): CSSColours }).getComputedStyle;
+        let behind: typeof node | null = node;
+        let background = 'rgba(0, 0, 0, 0)';
+        while (behind) {
+          const colour = style(behind).backgroundColor;
+          if (colour !== 'rgba(0, 0, 0, 0)' && colour !== 'transparent') {
+            background = colour;
+            break;
+          }
+          behind = behind.parentElement;
+        }
+        const [light, dark] = [luminance(style(node).color), luminance(background)].sort((a, b) => b - a);
+        return { text: node.textContent?.trim(), contrast: ((light ?? 0) + 0.05) / ((dark ?? 0) + 0.05) };
+      }),
+    );
+    expect(seen.map((badge) => badge.text)).toEqual(expect.arrayContaining(['1.0.0']));
+    // Swagger UI's own pills: white on grey (version) and on green (OAS 3.1, a contrast of about 2.2).
+    for (const badge of seen) expect(badge.contrast, `badge ${badge.text}`).toBeGreaterThanOrEqual(2);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.locator('.info').screenshot({ path: path.join(ARTIFACTS, 'docs-reference-header.png') });
     await page.close();
   });
 

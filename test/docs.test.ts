@@ -34,6 +34,18 @@ describe('/docs', () => {
     expect(html).not.toContain('```');
   });
 
+  it('serves the SDK guide (the README the package carries) at /docs/sdk, linked from every page', async () => {
+    const page = await server.request('/docs/sdk');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = String(page.body);
+    expect(html).toContain('>@partner-reporting/sdk</h1>');
+    for (const heading of ['Cancel and timeouts', 'Versions and compatibility'])
+      expect(html).toContain(`>${heading}</h2>`);
+    expect(html).not.toContain('```');
+    expect(String((await server.request('/docs')).body)).toContain('href="/docs/sdk"');
+  });
+
   it('names every error code of the catalogue in the guide', async () => {
     const { ERROR_CATALOGUE } = await import('../server/errors');
     const html = String((await server.request('/docs')).body);

@@ -208,13 +208,38 @@ function typePrinter(checker: ts.TypeChecker) {
         const doc = child && descriptionOf(child);
         const value = print(checker.getTypeOfSymbol(property), child, `${indent}  `, side);
         const key = /^[A-Za-z_$][\w$]*$/.test(property.name) ? property.name : `'${property.name}'`;
-        return `${doc ? `${indent}  /** ${doc.replaceAll('*/', '*\\/')} */\n` : ''}${indent}  ${key}${optional}: ${value};`;
+        const tags = side === 'input' && child ? constraintsOf(child) : [];
+        const comment = (text: string) => text.replaceAll('*/', '*\\/');
+        const jsdoc = tags.length
+          ? `${indent}  /**\n${[doc ?? '', ...tags]
+              .filter(Boolean)
+              .map((line) => `${indent}   * ${comment(line)}\n`)
+              .join('')}${indent}   */\n`
+          : doc
+            ? `${indent}  /** ${comment(doc)} */\n`
+            : '';
+        return `${jsdoc}${indent}  ${key}${optional}: ${value};`;
       });
       return `{\n${lines.join('\n')}\n${indent}}`;
     }
     return checker.typeToString(type, undefined, flags);
   }
   return { print };
+}
+
+/**
+ * A parameter's ranges and formats as doc tags (`@minimum 0`, `@maxLength 50`, `@format date`), read from
+ * its JSON Schema as the OpenAPI document states them, so they show on hover where the value is typed.
+ */
+function constraintsOf(schema: Schema): string[] {
+  const json = z.toJSONSchema(schema as z.ZodType, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const tags: string[] = [];
+  for (const name of ['minimum', 'maximum', 'maxLength', 'format', 'pattern']) {
+    const value = json[name];
+    if (value === undefined || (typeof value === 'number' && Math.abs(value) === Number.MAX_SAFE_INTEGER)) continue;
+    tags.push(`@${name} ${name === 'format' && value === 'date' ? 'date (YYYY-MM-DD, a KST day)' : String(value)}`);
+  }
+  return tags;
 }
 
 /** The schema itself and the schemas it wraps (optional, nullable, default, pipe), outermost first. */

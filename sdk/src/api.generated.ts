@@ -23,9 +23,16 @@ export interface PartnerApiInputs {
   brands: {
     list:
       | {
-          /** Page number, from 1. Default 1. */
+          /**
+           * Page number, from 1. Default 1.
+           * @minimum 1
+           */
           page?: number | undefined;
-          /** Items per page, 1 to 100. Default 20. */
+          /**
+           * Items per page, 1 to 100. Default 20.
+           * @minimum 1
+           * @maximum 100
+           */
           limit?: number | undefined;
         }
       | undefined;
@@ -34,9 +41,16 @@ export interface PartnerApiInputs {
     list: {
       /** Brand identifier, from GET /partner/v1/brands. */
       brand_code: string;
-      /** Page number, from 1. Default 1. */
+      /**
+       * Page number, from 1. Default 1.
+       * @minimum 1
+       */
       page?: number | undefined;
-      /** Items per page, 1 to 100. Default 20. */
+      /**
+       * Items per page, 1 to 100. Default 20.
+       * @minimum 1
+       * @maximum 100
+       */
       limit?: number | undefined;
     };
     get: {
@@ -50,9 +64,16 @@ export interface PartnerApiInputs {
     list: {
       /** Brand identifier, from GET /partner/v1/brands. */
       brand_code: string;
-      /** Page number, from 1. Default 1. */
+      /**
+       * Page number, from 1. Default 1.
+       * @minimum 1
+       */
       page?: number | undefined;
-      /** Items per page, 1 to 100. Default 20. */
+      /**
+       * Items per page, 1 to 100. Default 20.
+       * @minimum 1
+       * @maximum 100
+       */
       limit?: number | undefined;
     };
   };
@@ -60,23 +81,50 @@ export interface PartnerApiInputs {
     list: {
       /** Brand identifier, from GET /partner/v1/brands. */
       brand_code: string;
-      /** Opaque position from the rel="next" URL of the Link header of the previous answer: the page of the items after it, newest first. Only with the same filters and page absent or 1; otherwise 400. */
+      /**
+       * Opaque position from the rel="next" URL of the Link header of the previous answer: the page of the items after it, newest first. Only with the same filters and page absent or 1; otherwise 400.
+       * @pattern ^[A-Za-z0-9_-]{1,200}$
+       */
       cursor?: string | undefined;
-      /** Page number, from 1. Default 1. */
+      /**
+       * Page number, from 1. Default 1.
+       * @minimum 1
+       */
       page?: number | undefined;
-      /** Items per page, 1 to 100. Default 20. */
+      /**
+       * Items per page, 1 to 100. Default 20.
+       * @minimum 1
+       * @maximum 100
+       */
       limit?: number | undefined;
-      /** Review date start, KST, inclusive (YYYY-MM-DD). */
+      /**
+       * Review date start, KST, inclusive (YYYY-MM-DD).
+       * @format date (YYYY-MM-DD, a KST day)
+       */
       from?: string | undefined;
-      /** Review date end, KST, inclusive (YYYY-MM-DD). */
+      /**
+       * Review date end, KST, inclusive (YYYY-MM-DD).
+       * @format date (YYYY-MM-DD, a KST day)
+       */
       to?: string | undefined;
-      /** Only this shop. The same id on two platforms names two shops: add platform to pick one. */
+      /**
+       * Only this shop. The same id on two platforms names two shops: add platform to pick one.
+       * @maxLength 100
+       */
       platform_shop_id?: string | undefined;
       /** Only this platform. */
       platform?: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI' | undefined;
-      /** Lower bound, inclusive, on the rating rounded down (4.5 as 4, 0.5 as 1); a review without rating counts as 0. */
+      /**
+       * Lower bound, inclusive, on the rating rounded down (4.5 as 4, 0.5 as 1); a review without rating counts as 0.
+       * @minimum 0
+       * @maximum 5
+       */
       rating_min?: number | undefined;
-      /** Upper bound, inclusive, on the rating rounded down; rating_max=0 returns only reviews without rating. */
+      /**
+       * Upper bound, inclusive, on the rating rounded down; rating_max=0 returns only reviews without rating.
+       * @minimum 0
+       * @maximum 5
+       */
       rating_max?: number | undefined;
       /** true or false: filter by reply state. */
       replied?: boolean | undefined;
@@ -84,7 +132,10 @@ export interface PartnerApiInputs {
       critical?: boolean | undefined;
       /** true or false: filter by handled state. */
       handled?: boolean | undefined;
-      /** At most 50 characters; case-insensitive partial match in the content or in any menu name. % and _ are literal. */
+      /**
+       * At most 50 characters; case-insensitive partial match in the content or in any menu name. % and _ are literal.
+       * @maxLength 50
+       */
       keyword?: string | undefined;
     };
     get: {
@@ -98,19 +149,35 @@ export interface PartnerApiInputs {
     list: {
       /** Brand identifier, from GET /partner/v1/brands. */
       brand_code: string;
-      /** Page number, from 1. Default 1. */
+      /**
+       * Page number, from 1. Default 1.
+       * @minimum 1
+       */
       page?: number | undefined;
-      /** Items per page, 1 to 100. Default 20. */
+      /**
+       * Items per page, 1 to 100. Default 20.
+       * @minimum 1
+       * @maximum 100
+       */
       limit?: number | undefined;
       /** Aggregation unit: date (default), shop or platform. */
       group_by?: 'date' | 'platform' | 'shop' | undefined;
       /** Only this platform. */
       platform?: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI' | undefined;
-      /** Only this shop. The same id on two platforms names two shops: add platform to pick one. */
+      /**
+       * Only this shop. The same id on two platforms names two shops: add platform to pick one.
+       * @maxLength 100
+       */
       platform_shop_id?: string | undefined;
-      /** Start day, KST, inclusive (YYYY-MM-DD). Default: 30 days before to. */
+      /**
+       * Start day, KST, inclusive (YYYY-MM-DD). Default: 30 days before to.
+       * @format date (YYYY-MM-DD, a KST day)
+       */
       from?: string | undefined;
-      /** End day, KST, inclusive (YYYY-MM-DD). Default: today (KST). */
+      /**
+       * End day, KST, inclusive (YYYY-MM-DD). Default: today (KST).
+       * @format date (YYYY-MM-DD, a KST day)
+       */
       to?: string | undefined;
     };
   };
@@ -118,19 +185,35 @@ export interface PartnerApiInputs {
     list: {
       /** Brand identifier, from GET /partner/v1/brands. */
       brand_code: string;
-      /** Page number, from 1. Default 1. */
+      /**
+       * Page number, from 1. Default 1.
+       * @minimum 1
+       */
       page?: number | undefined;
-      /** Items per page, 1 to 100. Default 20. */
+      /**
+       * Items per page, 1 to 100. Default 20.
+       * @minimum 1
+       * @maximum 100
+       */
       limit?: number | undefined;
       /** Aggregation unit: shop (default), platform, user, date or week. */
       group_by?: 'date' | 'platform' | 'user' | 'shop' | 'week' | undefined;
       /** Only this platform: BAEMIN, CPEATS or YOGIYO. */
       platform?: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | undefined;
-      /** Only this shop. The same id on two platforms names two shops: add platform to pick one. */
+      /**
+       * Only this shop. The same id on two platforms names two shops: add platform to pick one.
+       * @maxLength 100
+       */
       platform_shop_id?: string | undefined;
-      /** Start day, KST, inclusive (YYYY-MM-DD). Default: 30 days before to. */
+      /**
+       * Start day, KST, inclusive (YYYY-MM-DD). Default: 30 days before to.
+       * @format date (YYYY-MM-DD, a KST day)
+       */
       from?: string | undefined;
-      /** End day, KST, inclusive (YYYY-MM-DD). Default: today (KST). */
+      /**
+       * End day, KST, inclusive (YYYY-MM-DD). Default: today (KST).
+       * @format date (YYYY-MM-DD, a KST day)
+       */
       to?: string | undefined;
     };
   };

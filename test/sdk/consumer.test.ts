@@ -95,6 +95,8 @@ function readmeModule(readme: string): string {
     'declare const process: { env: Record<string, string | undefined> };',
     'declare const console: { log(...values: unknown[]): void };',
     'declare const review_id: string;',
+    "declare const AbortController: new () => { readonly signal: import('@partner-reporting/sdk').AbortSignalLike; abort(reason?: unknown): void };",
+    'declare function setTimeout(callback: () => void, ms: number): unknown;',
     ...lines,
     'export {};',
     '',
