@@ -1,13 +1,20 @@
 import { PARAMETERS, type PartnerClient, type PartnerErrorCode, PROCEDURES } from './api.generated.js';
 import { PartnerAbortError, PartnerApiError } from './errors.js';
-import type { AbortSignalLike, APIPromise, RateLimit, RequestOptions, WithResponse } from './request.js';
+import type {
+  AbortSignalLike,
+  APIPromise,
+  RateLimit,
+  RequestOptions,
+  RuntimeAbortSignal,
+  WithResponse,
+} from './request.js';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, parseRetryAfter, type RetryPolicy, retryDelayMs } from './retry.js';
 import { SDK_VERSION } from './version.js';
 
 /** The part of `fetch` the client uses, so any implementation fits and no DOM or Node types are needed. */
 export type FetchLike = (
   url: string,
-  init: { method: 'GET'; headers: Record<string, string>; signal: AbortSignalLike },
+  init: { method: 'GET'; headers: Record<string, string>; signal: RuntimeAbortSignal },
 ) => Promise<ResponseLike>;
 
 /** The part of a fetch `Response` the client reads. */
@@ -196,7 +203,9 @@ function attemptOnce(
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     };
-    new Promise<ResponseLike>((start) => start(fetchImpl(url, { method: 'GET', headers, signal: controller.signal })))
+    new Promise<ResponseLike>((start) =>
+      start(fetchImpl(url, { method: 'GET', headers, signal: controller.signal as RuntimeAbortSignal })),
+    )
       .then(read, unreachable)
       .then(resolve, reject)
       .finally(done);

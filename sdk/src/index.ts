@@ -16,6 +16,7 @@ export type {
   NarrowedPage,
   RateLimit,
   RequestOptions,
+  RuntimeAbortSignal,
   WithResponse,
 } from './request.js';
 export type * from './types.js';

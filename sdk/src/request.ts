@@ -9,6 +9,14 @@ export type AbortSignalLike = {
   removeEventListener(type: 'abort', listener: () => void): void;
 };
 
+/**
+ * The runtime's own `AbortSignal` type where the project has one (DOM or `@types/node`), else
+ * `AbortSignalLike`: what a custom `fetch` receives, so it can pass the signal on to any real fetch.
+ */
+export type RuntimeAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer Signal } }
+  ? Signal
+  : AbortSignalLike;
+
 /** The last argument of every method. */
 export type RequestOptions = {
   /** Aborts the call at once, during a request or a retry wait; it rejects with `name === 'AbortError'`. */
@@ -27,7 +35,7 @@ export type RequestOptions = {
   extraParams?: Record<string, string | number | boolean> | undefined;
 };
 
-/** The `RateLimit-*` headers of an answer (partner guide § Rate limits). */
+/** The `RateLimit-*` headers of an answer (partner guide § Rate limit). */
 export type RateLimit = {
   /** Calls allowed per sliding minute for the key. */
   limit: number;

@@ -456,3 +456,16 @@ describe('what a call tells', () => {
     expect(JSON.stringify(events)).not.toContain('pk_live_secret');
   });
 });
+
+describe('a custom fetch', () => {
+  it('receives the runtime AbortSignal, so it can hand init to the global fetch as it is', async () => {
+    const signals: unknown[] = [];
+    const passOn: FetchLike = (url, init) => {
+      signals.push(init.signal);
+      return globalThis.fetch(url, init);
+    };
+    const sdk = createPartnerClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', fetch: passOn, retries: 0 });
+    await expect(sdk.brands.list()).rejects.toMatchObject({ code: 'PARTNER_SDK_NETWORK_ERROR' });
+    expect(signals[0]).toBeInstanceOf(AbortSignal);
+  });
+});
