@@ -225,7 +225,7 @@ describe('schemas', () => {
       },
     ],
   ] as const)(
-    'make a %s oneOf its group_by variants with a discriminator; each fills its own fields, the rest are null (spec §4.7, §4.8)',
+    'make a %s oneOf its group_by variants with a discriminator; each fills its own fields, the rest are null (partner guide § Endpoints)',
     (name, filled) => {
       const row = committed.components.schemas[name] as Schema & {
         discriminator: { propertyName: string; mapping: Record<string, string> };
