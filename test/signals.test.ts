@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { DRIVER, openTestDatabase } from './support/database';
 
@@ -13,12 +13,19 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 // npm and the server run on the node running this test (the supported one on CI), not the machine's.
 const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
 let databaseUrl: string | undefined;
+/** Processes a failed case could leave behind (a server orphaned by its npm), stopped after each case. */
+const started = new Set<number>();
 
 beforeAll(async () => {
   databaseUrl = (await openTestDatabase()).url;
   // The compiled server is what npm start runs: build it from the source under test.
   execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, env: { ...process.env, PATH }, stdio: 'ignore' });
 }, 120_000);
+
+afterEach(() => {
+  for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  started.clear();
+});
 
 type Started = { child: ChildProcess; lines: Record<string, unknown>[]; exited: Promise<number | null> };
 
@@ -81,6 +88,7 @@ async function signalAndCheck({ child, lines, exited }: Started, signal: NodeJS.
   const answer = await fetch(`${base}/partner/v1/brands`, { headers: { 'x-partner-api-key': DEMO_KEYS.active } });
   expect(answer.status).toBe(200);
   const server = childrenOf(child.pid ?? 0);
+  for (const pid of [child.pid ?? 0, ...server]) started.add(pid);
 
   // The signal goes to the started process's own PID only, never its group.
   child.kill(signal);
