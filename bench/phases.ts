@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util';
 
 // npm run bench:phases [-- --cache DIR | --no-cache]: the embedded start of `npm start`, phase by phase
 // wall time and memory (RSS, V8 heap, external/arrayBuffers, PGlite's WASM memory and in-memory
-// files) after each, and the biggest resident mappings at the end. Run it as npm start runs the server
-// (`node --import tsx --import ./server/module-hooks.ts bench/phases.ts`) to include the module hooks.
+// files) after each, and the biggest resident mappings at the end. It loads the TypeScript source through
+// tsx; `npm start` runs the compiled dist/ (scripts/build.ts), whose module loading is cheaper.
 
 const { values: args } = parseArgs({
   options: { cache: { type: 'string' }, 'no-cache': { type: 'boolean', default: false } },

@@ -1,0 +1,37 @@
+# The Partner Reporting API as a container (D-24): compiled JavaScript on the supported Node LTS (.nvmrc),
+# production dependencies only, a non-root user, node itself as PID 1 so SIGTERM reaches the server.
+# Every step runs the package scripts `.ci/run` rehearses (build, production install, start): see
+# README § Deploy. Configuration is the environment of D-2 (DATABASE_URL, REDIS_URL, PORT, ...).
+
+FROM node:24-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# The install's prepare script builds, which needs the sources: install without scripts, then build.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json ./
+COPY scripts ./scripts
+COPY server ./server
+COPY routers ./routers
+COPY db ./db
+COPY docs ./docs
+RUN npm run build
+
+FROM node:24-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# The image's own unprivileged user (uid 1000); the demo cache of the embedded default goes to its TMPDIR.
+USER node
+ENV PORT=3000 HOST=0.0.0.0
+# The old-space cap of `npm start`; set NODE_OPTIONS to change it.
+ENV NODE_OPTIONS=--max-old-space-size=256
+EXPOSE 3000
+# Liveness only: /healthz answers while the process serves, whatever the database does, so a database
+# blip does not restart every container. Balancers route on /readyz (compose.yaml).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+STOPSIGNAL SIGTERM
+# What `npm start` execs (checked by test/deploy-recipe.test.ts), without npm in between.
+CMD ["node", "--expose-gc", "dist/server/main.js"]

