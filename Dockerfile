@@ -14,6 +14,7 @@ COPY server ./server
 COPY routers ./routers
 COPY db ./db
 COPY docs ./docs
+COPY sdk/README.md ./sdk/README.md
 RUN npm run build
 
 FROM node:24-slim AS runtime

@@ -17,7 +17,7 @@ const OUT = path.join(ROOT, 'dist');
 /** Source folders of the running service; tests, benchmarks and the SDK are not part of the build. */
 export const SOURCE_DIRS = ['server', 'db', 'routers'];
 /** Files read at run time, copied beside the compiled modules that read them. */
-export const ASSETS = ['db/migrations', 'docs/partner-guide.md'];
+export const ASSETS = ['db/migrations', 'docs/partner-guide.md', 'sdk/README.md'];
 /** Packages bundled into dist/vendor, one entry per subpath the source imports, sharing chunks. */
 const VENDORED = /^drizzle-orm(\/|$)/;
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ASSETS, SOURCE_DIRS } from '../scripts/build';
 import { parseConfig } from '../server/config';
 
 // D-24: the supported Node is declared once (.nvmrc) and everything else agrees with it; the container
@@ -58,6 +59,20 @@ describe('the container recipe and CI rehearse the same scripts', () => {
     for (const run of runs) {
       const command = run.split('&&')[0]?.trim() ?? '';
       expect(ciRun, `.ci/run does not run \`${command}\``).toContain(command);
+    }
+  });
+
+  it('copies into the build stage, as the CI rehearsal does, every source folder and asset the build reads', () => {
+    const copied = instructions
+      .filter((line) => line.startsWith('COPY ') && !line.includes('--from'))
+      .map((line) => line.split(/\s+/)[1]);
+    for (const needed of [...SOURCE_DIRS, ...ASSETS]) {
+      const top = needed.split('/')[0] ?? needed;
+      expect(
+        copied.some((from) => from === needed || from === top),
+        `Dockerfile does not COPY ${needed}`,
+      ).toBe(true);
+      expect(ciRun.includes(` ${needed}`) || ciRun.includes(` ${top} `), `.ci/run does not copy ${needed}`).toBe(true);
     }
   });
 
