@@ -42,10 +42,11 @@ export function createApp(
     res.json({ status: 'ok' });
   });
   // D-20: the answer comes within 1 s, 503 when the database does not answer by then (down or stalled).
+  // D-21: asked on the control client, so a busy or exhausted request pool does not make it 503.
   app.get('/readyz', async (_req, res) => {
     const signal = AbortSignal.any([res.locals.signal as AbortSignal, AbortSignal.timeout(READY_WITHIN_MS)]);
     try {
-      await untilAborted(signal, () => services.db.execute(sql`select 1`));
+      await untilAborted(signal, () => services.control.execute(sql`select 1`));
       res.json({ status: 'ok' });
     } catch (error) {
       services.log.error('readiness check failed', { requestId: res.locals.requestId, error });

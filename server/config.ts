@@ -37,6 +37,13 @@ export const configSchema = z
     DB_STATEMENT_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
     /** D-20: connecting to PostgreSQL gives up after this long. */
     DB_CONNECT_TIMEOUT_MS: integer(100, 60_000, 3_000),
+    /** D-21: connections of the request pool (the directories and /readyz have two of their own). */
+    DB_POOL_SIZE: integer(1, 1_000, 10),
+    /**
+     * D-21: how long a statement waits for a connection of the pool before its call gets the 500 envelope
+     * with Retry-After; below the deadline (checked below). By default a quarter of the deadline, at most 1 s.
+     */
+    DB_POOL_WAIT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
     /** D-17/D-20: SIGTERM finishes in-flight requests for at most this long before closing anyway. */
     DRAIN_TIMEOUT_MS: integer(0, 600_000, 10_000),
     /**
@@ -53,16 +60,25 @@ export const configSchema = z
         .optional(),
     ),
   })
-  .transform(({ DB_STATEMENT_TIMEOUT_MS, ...env }) => ({
+  .transform(({ DB_STATEMENT_TIMEOUT_MS, DB_POOL_WAIT_MS, ...env }) => ({
     ...env,
     // By default a statement gets most of the deadline, leaving time to answer.
     DB_STATEMENT_TIMEOUT_MS: DB_STATEMENT_TIMEOUT_MS ?? Math.max(50, Math.floor(env.REQUEST_DEADLINE_MS * 0.8)),
+    // A call that cannot get a connection fails well before its deadline.
+    DB_POOL_WAIT_MS: DB_POOL_WAIT_MS ?? Math.min(1_000, Math.floor(env.REQUEST_DEADLINE_MS / 4)),
   }))
   .superRefine((env, ctx) => {
     if (env.DB_STATEMENT_TIMEOUT_MS < 1 || env.DB_STATEMENT_TIMEOUT_MS >= env.REQUEST_DEADLINE_MS) {
       ctx.addIssue({
         code: 'custom',
         path: ['DB_STATEMENT_TIMEOUT_MS'],
+        message: 'must be at least 1 and below REQUEST_DEADLINE_MS',
+      });
+    }
+    if (env.DB_POOL_WAIT_MS < 1 || env.DB_POOL_WAIT_MS >= env.REQUEST_DEADLINE_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DB_POOL_WAIT_MS'],
         message: 'must be at least 1 and below REQUEST_DEADLINE_MS',
       });
     }

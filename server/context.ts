@@ -10,6 +10,11 @@ import type { PartnerScope } from './trpc';
 /** What lives as long as the process: built once in main.ts (or a test) and shared by every request. */
 export type Services = {
   db: Db;
+  /**
+   * D-21: a client of the same database that never queues behind request statements (its own
+   * connections): the key and brand directories load through it and /readyz asks it.
+   */
+  control: Db;
   log: Logger;
   /** The clock; tests pin it. "Today" is derived from it in KST (D-5). */
   now: () => Date;

@@ -32,6 +32,8 @@ async function main() {
       url: config.DATABASE_URL ?? '',
       statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
       connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+      maxConnections: config.DB_POOL_SIZE,
+      poolWaitMs: config.DB_POOL_WAIT_MS,
     }));
   if (embedded) {
     const { summary, aggregate, source, missReason } = embedded;

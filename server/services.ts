@@ -1,4 +1,4 @@
-import type { Db } from '../db/client';
+import { controlOf, type Db } from '../db/client';
 import { loadApiKeyStates } from '../db/queries/apiKeys';
 import { loadBrandScopes } from '../db/queries/brands';
 import type { Config } from './config';
@@ -25,11 +25,14 @@ export function createServices(
   /** The directories' timing (server/directory.ts); tests shorten or pin it. */
   directories: DirectoryOptions = {},
 ): Services {
+  // D-21: the directories and /readyz use the database's control client, never the request pool.
+  const control = controlOf(db);
   const { perKey, perAddressRefused } = policies(config.RATE_LIMIT_PER_MINUTE);
   const clock = () => now().getTime();
   const local = new MemorySlidingWindow(perKey, clock);
   return {
     db,
+    control,
     log,
     now,
     rateLimit: {
@@ -37,10 +40,10 @@ export function createServices(
       limiter: sharedStore ? new FallbackLimiter(sharedStore, local, log) : local,
       refused: new MemorySlidingWindow(perAddressRefused, clock),
       keys: new Directory(
-        async () => new Map((await loadApiKeyStates(db)).map((key) => [key.keyHash, key])),
+        async () => new Map((await loadApiKeyStates(control)).map((key) => [key.keyHash, key])),
         directories,
       ),
     },
-    brands: new Directory(() => loadBrandScopes(db), directories),
+    brands: new Directory(() => loadBrandScopes(control), directories),
   };
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { untilAborted } from '../db/cancellation';
 import { hashApiKey } from '../db/keys';
 import { kstToday } from '../db/kst';
+import { poolBusyIn, withStatementLane } from '../db/pool-gate';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import { brandScopeName } from '../db/queries/brands';
 import { isPublicCode } from '../db/schema/columns';
@@ -40,14 +41,21 @@ export const createCallerFactory = t.createCallerFactory;
  * D-20: every call runs under its request's signal (the client has gone, or the deadline passed). Its
  * queries see the signal (db/cancellation.ts) and are cancelled with it; the call itself stops waiting
  * at once and answers the 500 envelope, whatever a stalled store is doing.
+ * D-21: its statements run in the lane of the resource it reads (the router's first path segment:
+ * brands, users, shops, reviews, …), which may hold at most half the pool (db/pool-gate.ts). A call that got
+ * no connection in time answers the 500 envelope with `Retry-After`.
  */
-const bounded = t.middleware(async ({ ctx, next }) => {
+const bounded = t.middleware(async ({ ctx, path, next }) => {
+  let result: Awaited<ReturnType<typeof next>>;
   try {
-    return await untilAborted(ctx.signal, () => next());
+    result = await untilAborted(ctx.signal, () => withStatementLane(path.split('.')[0] ?? path, () => next()));
   } catch (error) {
     if (ctx.signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: ctx.signal.reason });
     throw error;
   }
+  const busy = result.ok ? undefined : poolBusyIn(result.error);
+  if (busy) ctx.responseHeaders['Retry-After'] = String(busy.retryAfterSeconds);
+  return result;
 });
 
 /** The caller's partner, once the key is accepted. */
