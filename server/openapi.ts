@@ -74,7 +74,9 @@ const HEADERS: Record<string, Json> = {
     schema: { type: 'string', example: '"default";q=100;w=60' },
   },
   'Retry-After': {
-    description: 'On a 429: whole seconds to wait before the next call is accepted.',
+    description:
+      'On a 429: whole seconds to wait before the next call is accepted. On a 500 when the service had no ' +
+      'database connection free for the call in time: whole seconds after which a retry is worthwhile.',
     schema: { type: 'integer', minimum: 1, example: 12 },
   },
   Link: {
@@ -95,7 +97,7 @@ const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit
 function headersFor(status: number, extra: string[] = []) {
   const names = ['X-Request-Id'];
   if (status !== 401 && status !== 403) names.push(...RATE_LIMIT_HEADERS);
-  if (status === 429) names.push('Retry-After');
+  if (status === 429 || status === 500) names.push('Retry-After');
   return Object.fromEntries([...names, ...extra].map((name) => [name, ref('headers', name)]));
 }
 

@@ -36,7 +36,20 @@ describe('configuration', () => {
     expect(parseConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
   });
 
+  it('sizes the database pool and bounds the wait for a connection below the deadline (D-21)', () => {
+    expect(parseConfig({})).toMatchObject({ DB_POOL_SIZE: 10, DB_POOL_WAIT_MS: 1_000 });
+    expect(parseConfig({ DB_POOL_SIZE: '25', DB_POOL_WAIT_MS: '250' })).toMatchObject({
+      DB_POOL_SIZE: 25,
+      DB_POOL_WAIT_MS: 250,
+    });
+    // A short deadline shortens the default wait with it.
+    expect(parseConfig({ REQUEST_DEADLINE_MS: '2000' }).DB_POOL_WAIT_MS).toBe(500);
+  });
+
   it.each([
+    [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
+    [{ DB_POOL_WAIT_MS: '10000' }, 'DB_POOL_WAIT_MS'],
+    [{ DB_POOL_WAIT_MS: '0' }, 'DB_POOL_WAIT_MS'],
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],

@@ -219,7 +219,7 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20)`, () 
 describe.skipIf(DRIVER !== 'postgres')('a statement that fails while sending its rows (PostgreSQL)', () => {
   it('leaves the next statement on its connection its own rows, no empty slots before them', async () => {
     // porsager/postgres#1119: the failed statement's row count was carried over to the next one. One
-    // connection, so the second statement is pipelined behind the first on it.
+    // connection, so the second statement runs on it right after the first.
     const single = await openDatabase({ url: database.url ?? '', maxConnections: 1 });
     try {
       const failing = single.db.execute(sql`SELECT i, 1 / (4 - i) AS boom FROM generate_series(1, 10) i`).then(
