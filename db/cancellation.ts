@@ -3,7 +3,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 /**
  * The abort signal of the work in progress (a request), carried implicitly to every query it makes, so a
  * request whose client has gone or whose deadline has passed stops its queries (D-20) without every query
- * function taking a signal parameter. The two drivers honour it in db/client.ts.
+ * function taking a signal parameter. The two drivers honour it in db/postgres-statements.ts and
+ * db/pglite-turns.ts.
  */
 const current = new AsyncLocalStorage<AbortSignal>();
 

@@ -4,8 +4,8 @@ import { QueryAbortedError, querySignal } from './cancellation';
 /**
  * PGlite with the query signal: it runs one statement at a time in this thread, so a statement cannot be
  * interrupted, but one whose request has gone while it waited its turn is dropped instead of run. Without
- * this, abandoned requests queue work ahead of live ones (1,000 gone clients delayed the next call by
- * 8-10 s; issue 7 finding 3). The turn is taken here, in call order, as PGlite itself would.
+ * this, abandoned requests queue work ahead of live ones, and a crowd of clients that left delays the next
+ * live call by seconds. The turn is taken here, in call order, as PGlite itself would.
  */
 export function cancellablePglite(client: PGlite): PGlite {
   let turn: Promise<unknown> = Promise.resolve();

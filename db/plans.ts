@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
  * Which statements PostgreSQL may run on a cached plan. The server's statements are prepared
- * once per connection (db/client.ts), and PostgreSQL then reuses one generic plan for a statement whose
+ * once per connection (db/postgres-statements.ts), and PostgreSQL then reuses one generic plan for a statement whose
  * custom plans cost no less: planning is most of what a short list statement costs the database. That
  * is right wherever the best plan does not depend on the values, and wrong where it does: a keyword's
  * plan (the trigram or grams index, or the ordered index scan) depends on how common the word is, and a
