@@ -9,7 +9,7 @@ import { keepOwnRows } from './workarounds/postgres-js-stale-rows';
 type Sql = ReturnType<typeof postgres>;
 
 /**
- * The request pool as drizzle sees it: postgres.js with every statement passing `statement` below, the one
+ * The request pool as drizzle sees it: postgres.js with every statement passing `run` below, the one
  * place each of them goes through (drizzle sends every statement through `unsafe()`, and a transaction
  * through `begin()`). In order, a statement:
  * 1. is prepared (preparedOptions);
