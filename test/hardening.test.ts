@@ -10,7 +10,7 @@ import { MemorySlidingWindow } from '../server/ratelimit/memory';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';
-import { startServer, testServices } from './support/services';
+import { PRODUCTION_RATE_LIMIT, startServer, testServices } from './support/services';
 
 // The service under abuse. Each block is one attack, stated as the rule that must hold.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;
@@ -115,7 +115,7 @@ describe('the refused-key guard (D-14)', () => {
   });
 
   it('gives the guard’s 429 a Retry-After over HTTP', async () => {
-    const server = await startServer(testServices(database.db));
+    const server = await startServer(testServices(database.db, PRODUCTION_RATE_LIMIT));
     for (let i = 0; i < 300; i++) await server.request('/partner/v1/brands', { key: `pk_live_bad${i}` });
     const refused = await server.request('/partner/v1/brands', { key: 'pk_live_bad' });
     expectErrorBody(refused, 'PARTNER_API_RATE_LIMITED');

@@ -13,6 +13,16 @@ import { createServices } from '../../server/services';
 import { NOW } from './database';
 
 /**
+ * The per-key budget of test services unless a test sets its own: more calls than any test makes, so a
+ * test that loops over data never meets the limit of another rule's test. A test about the limit sets
+ * `RATE_LIMIT_PER_MINUTE` itself (the production default is 100, D-14).
+ */
+export const TEST_RATE_LIMIT_PER_MINUTE = '1000000';
+
+/** The configuration's own per-key budget, for a test about the limit partners get (100 a minute, D-14). */
+export const PRODUCTION_RATE_LIMIT = { RATE_LIMIT_PER_MINUTE: String(parseConfig({}).RATE_LIMIT_PER_MINUTE) };
+
+/**
  * Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. The
  * directories reload for an unknown key or brand without the production spacing (100 ms), so hundreds of
  * sequential bad keys take no minute; production keeps the default spacing (server/directory.ts).
@@ -24,7 +34,7 @@ export function testServices(
   directories: Parameters<typeof createServices>[5] = { minIntervalMs: 0 },
 ): Services {
   return createServices(
-    parseConfig(env),
+    parseConfig({ RATE_LIMIT_PER_MINUTE: TEST_RATE_LIMIT_PER_MINUTE, ...env }),
     db,
     process.env.TEST_LOG ? createLogger('debug', (line) => process.stderr.write(line)) : silentLogger,
     () => NOW,
