@@ -1,13 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
+import { appRouter } from '../routers';
 import type { PartnerErrorCode } from '../server/errors';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND, ENDPOINTS, loadSamples } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';
 import { callerFor, startServer, testServices } from './support/services';
 
-// partner guide § Authentication and D-13, run against every endpoint on both doors: the REST facade and createCaller
-// (the tRPC transport shares the same middleware; see http.test.ts).
+// partner guide § Authentication and D-13, run against every operation of the router (test/support/endpoints.ts
+// reads them from it) on both doors: the REST facade and createCaller (the tRPC transport shares the same
+// middleware; see http.test.ts).
 
 const AUTH_FAILURES: [string, string | undefined, PartnerErrorCode][] = [
   ['no header', undefined, 'PARTNER_API_KEY_REQUIRED'],
@@ -23,10 +25,13 @@ let services: ReturnType<typeof testServices>;
 
 beforeAll(async () => {
   const database = await openTestDatabase();
-  await loadSamples(database.db);
-  // Endpoints × failure modes × doors is more calls than a minute's limit; the limit has its own tests.
-  services = testServices(database.db, { RATE_LIMIT_PER_MINUTE: '1000000' });
+  services = testServices(database.db);
+  await loadSamples(services);
   server = await startServer(services);
+});
+
+it('covers every procedure of the router', () => {
+  expect(ENDPOINTS.map((endpoint) => endpoint.name).sort()).toEqual(Object.keys(appRouter._def.procedures).sort());
 });
 
 describe.each(ENDPOINTS)('$name', (endpoint) => {
@@ -55,7 +60,8 @@ describe.each(ENDPOINTS)('$name', (endpoint) => {
   if (endpoint.brandScoped) {
     it('answers a brand of another partner exactly like a missing brand (partner guide § Authentication)', async () => {
       const foreign = await server.request(endpoint.path('burger-town'), { key: DEMO_KEYS.active });
-      const missing = await server.request(endpoint.path('no-such-brand'), { key: DEMO_KEYS.active });
+      // A missing brand has no ids of its own: it borrows the foreign brand's, so only the brand differs.
+      const missing = await server.request(endpoint.path('no-such-brand', 'burger-town'), { key: DEMO_KEYS.active });
       expectErrorBody(foreign, 'PARTNER_API_BRAND_NOT_FOUND');
       expect(missing.body).toEqual(foreign.body);
       await expectPartnerError(
@@ -75,7 +81,8 @@ describe.each(ENDPOINTS)('$name', (endpoint) => {
 
     it("hides the deactivated partner's brand behind 403, never 404", async () => {
       expectErrorBody(
-        await server.request(endpoint.path('noodle-bar'), { key: DEMO_KEYS.suspended }),
+        // No key reads the deactivated partner's brand, so it has no sampled ids; the key is refused first (D-13).
+        await server.request(endpoint.path('noodle-bar', DEMO_BRAND), { key: DEMO_KEYS.suspended }),
         'PARTNER_API_FORBIDDEN',
       );
     });
