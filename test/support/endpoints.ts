@@ -41,8 +41,11 @@ export type Endpoint = {
    * brand; a brand no key may read, or a missing one, borrows the samples of another).
    */
   path(brand: string, samplesOf?: string): string;
-  /** The same operation through a createCaller caller, with the same parameters. */
-  call(caller: Caller, brand: string, samplesOf?: string): Promise<unknown>;
+  /**
+   * The same operation with the same parameters, through anything shaped like the router: a createCaller
+   * caller, or the SDK's client. The procedure is found by its path (`users.get` → `client.users.get`).
+   */
+  call(client: Caller | object, brand: string, samplesOf?: string): Promise<unknown>;
 };
 
 const procedures = appRouter._def.procedures as unknown as Record<string, Procedure>;
@@ -87,10 +90,10 @@ function sourceOf(route: string, parameter: string): string {
   return name;
 }
 
-const resolve = (caller: Caller, name: string): Call => {
-  let target: unknown = caller;
+const resolve = (client: object, name: string): Call => {
+  let target: unknown = client;
   for (const part of name.split('.')) target = (target as Record<string, unknown>)[part];
-  if (typeof target !== 'function') throw new Error(`createCaller has no procedure ${name}`);
+  if (typeof target !== 'function') throw new Error(`the client has no procedure ${name}`);
   return target as Call;
 };
 
@@ -128,7 +131,7 @@ export const ENDPOINTS: Endpoint[] = Object.entries(procedures).map(([name, proc
       const values = parametersFor(route, brand, samplesOf);
       return route.replace(/\{(\w+)\}/g, (_, parameter: string) => encodeURIComponent(values[parameter] as string));
     },
-    call: (caller, brand, samplesOf = brand) => resolve(caller, name)(parametersFor(route, brand, samplesOf)),
+    call: (client, brand, samplesOf = brand) => resolve(client, name)(parametersFor(route, brand, samplesOf)),
   };
 });
 
