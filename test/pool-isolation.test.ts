@@ -21,7 +21,7 @@ const SLACK_MS = 1_500;
 let database: DatabaseHandle & { url?: string };
 beforeAll(async () => {
   database = await openTestDatabase();
-  await loadSamples(database.db);
+  await loadSamples(testServices(database.db));
 });
 
 async function timed<T>(work: Promise<T>) {
