@@ -101,9 +101,6 @@ function headersFor(status: number, extra: string[] = []) {
   return Object.fromEntries([...names, ...extra].map((name) => [name, ref('headers', name)]));
 }
 
-/** Reads whose 200 carries a `Link: rel="next"` to the next cursor page (D-19). */
-const CURSOR_PAGED = new Set(['/partner/v1/brands/{brand_code}/reviews']);
-
 /** Stated on every operation with query parameters: how the whole query string is read (D-11). */
 const QUERY_RULES =
   'Query parameters: a parameter given twice is 400 PARTNER_API_INVALID_PARAMETER; an empty value ' +
@@ -155,11 +152,15 @@ export function openApiDocument(): OpenAPIObject {
     finishParameters(operation);
     // Any path or method outside the API is 404 PARTNER_API_NOT_FOUND (D-12): every operation can see it.
     const codes = [...new Set([...(codesByPath.get(path) ?? []), 'PARTNER_API_NOT_FOUND' as const])];
+    // A read that takes `cursor` answers a `Link: rel="next"` to the next cursor page (D-19).
+    const cursorPaged = operation.parameters?.some(
+      (parameter) => parameter.in === 'query' && parameter.name === 'cursor',
+    );
     operation.responses = {
       '200': {
         ...operation.responses?.['200'],
         description: 'The envelope with data.',
-        headers: headersFor(200, CURSOR_PAGED.has(path) ? ['Link'] : []),
+        headers: headersFor(200, cursorPaged ? ['Link'] : []),
       },
       ...errorResponses(codes),
     };
