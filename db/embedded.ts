@@ -13,12 +13,12 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { type AggregateResult, buildDailyAggregate } from './aggregate';
 import { type DatabaseHandle, openDatabase, pgliteOf } from './client';
+import { pgliteVersion, readSnapshot } from './demo-snapshot';
 import { kstToday } from './kst';
 import { type DemoSummary, seedDemo } from './seed/demo';
 
@@ -41,8 +41,16 @@ export type EmbeddedDemo = {
   source: 'hit' | 'built';
   /** Why the cache was not used, when it was not (no entry is not a reason worth logging: undefined). */
   missReason?: string;
-  /** Writes the cluster just built to the cache (no-op after a hit or without a cache directory). */
-  save(): Promise<void>;
+  /**
+   * When built: whether it started from the migrated cluster of the build (db/demo-snapshot.ts), or why
+   * not (then initdb and the migrations ran here).
+   */
+  snapshot?: 'used' | string;
+  /**
+   * What a build leaves for after listening, none of which changes an answer: the planner statistics of
+   * the index expressions, then the cache entry when there is a cache directory. No-op after a hit.
+   */
+  complete(): Promise<void>;
 };
 
 /** Every file under `dir`, sorted, as [relative path, contents]. */
@@ -54,14 +62,6 @@ function filesUnder(dir: string, base = dir): [string, Buffer][] {
     else if (entry.isFile()) out.push([path.relative(base, full), readFileSync(full)]);
   }
   return out;
-}
-
-function pgliteVersion(): string {
-  const require = createRequire(import.meta.url);
-  const main = require.resolve('@electric-sql/pglite');
-  // …/node_modules/@electric-sql/pglite/dist/index.cjs → the package's own package.json.
-  const manifest = path.join(main.slice(0, main.lastIndexOf(`${path.sep}dist${path.sep}`)), 'package.json');
-  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
 
 /**
@@ -148,6 +148,40 @@ function isRunning(pid: number): boolean {
 }
 
 /**
+ * ANALYZE of every column of every table, which leaves out the index expressions (PostgreSQL analyzes
+ * those only without a column list).
+ */
+const ANALYZE_COLUMNS = sql.raw(`DO $$
+DECLARE t record;
+BEGIN
+  FOR t IN
+    SELECT c.oid::regclass AS rel, string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) AS cols
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+    WHERE n.nspname = 'public' AND c.relkind = 'r'
+    GROUP BY c.oid
+  LOOP
+    EXECUTE format('ANALYZE %s (%s)', t.rel, t.cols);
+  END LOOP;
+END $$`);
+
+/**
+ * The GIN indexes (keyword search), dropped before the seed and created again from their own definitions
+ * after it: on PGlite, keeping them up to date row by row during the inserts, then merging their pending
+ * entries, cost more than the rest of the seed; one sorted build after it costs less.
+ */
+async function dropGinIndexes(database: DatabaseHandle): Promise<() => Promise<void>> {
+  const gin = await database.rows<{ name: string; definition: string }>(sql`
+    SELECT indexname AS name, indexdef AS definition FROM pg_indexes
+    WHERE schemaname = 'public' AND indexdef LIKE '% USING gin %' ORDER BY indexname`);
+  for (const { name } of gin) await database.db.execute(sql`DROP INDEX ${sql.identifier(name)}`);
+  return async () => {
+    for (const { definition } of gin) await database.db.execute(sql.raw(definition));
+  };
+}
+
+/**
  * The demo cluster for `now`: from the cache in `cacheDir` when it holds one for this key, else built
  * (migrate, seed, aggregate). `cacheDir: null` never reads or writes a cache.
  */
@@ -155,11 +189,13 @@ export async function openEmbeddedDemo(options: {
   now: Date;
   cacheDir: string | null;
   /**
-   * A cluster loaded from the cache keeps its files on disk, in a directory of its own under this one
-   * (embeddedDataDir), removed when it is closed. A cluster built now stays in memory: initdb, migrations
-   * and the seed rewrite its files many times over, slower on disk.
+   * A cluster loaded from the cache or started from the snapshot keeps its files on disk, in a directory
+   * of its own under this one (embeddedDataDir), removed when it is closed. One built from initdb stays in
+   * memory: initdb and the migrations rewrite its files many times over, slower on disk.
    */
   filesUnder?: string;
+  /** Where the build's migrated cluster is (db/demo-snapshot.ts); `null`: start from initdb. */
+  snapshotDir?: string | null;
 }): Promise<EmbeddedDemo> {
   const { now, cacheDir, filesUnder } = options;
   const key = cacheDir ? demoCacheKey(now) : undefined;
@@ -170,27 +206,46 @@ export async function openEmbeddedDemo(options: {
       const onDisk = filesUnder ? await embeddedDataDir(filesUnder) : undefined;
       const loaded = await openDatabase({ loadDataDir: cached.tarball, ...(onDisk && { dataDir: onDisk.dir }) });
       const database = onDisk ? { ...loaded, close: () => loaded.close().finally(onDisk.remove) } : loaded;
-      return { database, ...cached.meta, source: 'hit', save: async () => {} };
+      return { database, ...cached.meta, source: 'hit', complete: async () => {} };
     }
     if (cached.miss !== 'none') missReason = cached.miss;
   }
-  const database = await openDatabase({});
+  const base = options.snapshotDir === null ? { miss: 'not asked for' } : await readSnapshot(options.snapshotDir);
+  const snapshot = 'tarball' in base ? 'used' : base.miss;
+  // From the snapshot, the files go on disk as after a cache hit; from initdb they stay in memory (initdb
+  // writes through a second instance that has to be in memory).
+  const onDisk = 'tarball' in base && filesUnder ? await embeddedDataDir(filesUnder) : undefined;
+  const opened = await openDatabase(
+    'tarball' in base ? { loadDataDir: base.tarball, ...(onDisk && { dataDir: onDisk.dir }) } : {},
+  );
+  const database = onDisk ? { ...opened, close: () => opened.close().finally(onDisk.remove) } : opened;
   try {
+    // A no-op on the snapshot (its key covers the migrations); the whole schema without one.
     await database.migrate();
+    const createGinIndexes = await dropGinIndexes(database);
     const summary = await seedDemo(database.db, { now });
+    await createGinIndexes();
     const aggregate = await buildDailyAggregate(database.db, { now });
     // PGlite runs no autovacuum, and the migrations analyzed the tables empty: the planner took the demo
     // brand's 3,600 reviews for 25 and sorted them all for each page (a cost on every list call). Fresh
-    // statistics, and the visibility map that index-only scans need, before anything reads.
-    await database.db.execute(sql`VACUUM (ANALYZE)`);
-    const save = async () => {
+    // statistics of every column, and the visibility map that index-only scans need, before anything
+    // reads; the statistics of the index expressions follow after listening. (PGlite runs in this thread:
+    // a statement after listening holds up whatever request arrives meanwhile, so only what changes no
+    // plan that matters much is left for then; the indexes are built before, and no search ever scans.)
+    await database.db.execute(sql`VACUUM`);
+    await database.db.execute(ANALYZE_COLUMNS);
+    const complete = async () => {
+      // ANALYZE without a column list adds the statistics of the index expressions, which the planner
+      // reads for keyword searches (partner_grams, partner_menus_text): it evaluates them on every row
+      // again, most of the cost of a full ANALYZE here. Plans may change with them; answers do not.
+      await database.db.execute(sql`ANALYZE`);
       if (!cacheDir || !key) return;
       // A checkpoint first, so the dump starts without WAL to replay.
       await database.db.execute(sql`CHECKPOINT`);
       const dump = await pgliteOf(database).dumpDataDir('none');
       await writeDemoCache(cacheDir, { key, summary, aggregate }, new Uint8Array(await dump.arrayBuffer()));
     };
-    return { database, summary, aggregate, source: 'built', ...(missReason ? { missReason } : {}), save };
+    return { database, summary, aggregate, source: 'built', snapshot, ...(missReason ? { missReason } : {}), complete };
   } catch (error) {
     await database.close().catch(() => undefined);
     throw error;

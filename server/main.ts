@@ -36,8 +36,10 @@ async function main() {
       poolWaitMs: config.DB_POOL_WAIT_MS,
     }));
   if (embedded) {
-    const { summary, aggregate, source, missReason } = embedded;
+    const { summary, aggregate, source, missReason, snapshot } = embedded;
     if (missReason) log.warn('demo cache not used', { reason: missReason });
+    // Without the build's snapshot (npm run build:demo), a first start of the day pays initdb and migrations.
+    if (snapshot && snapshot !== 'used') log.warn('demo snapshot not used', { reason: snapshot });
     log.info('demo data loaded', { source, ...summary, aggregate, ms: Date.now() - started });
   }
 
@@ -55,7 +57,7 @@ async function main() {
   // Starting leaves garbage that nothing else would collect while the process idles (loading the
   // embedded cluster; V8 frees it only when allocation resumes). One full collection
   // now returns it; `npm start` passes --expose-gc for this, and without the flag there is nothing to call.
-  (globalThis as { gc?: (options?: object) => void }).gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  collectGarbage();
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
   log.info('listening', {
@@ -105,13 +107,22 @@ async function main() {
   process.on('SIGINT', () => void stop('SIGINT'));
 
   if (embedded?.source === 'built') {
-    // For the next start of the day (db/embedded.ts); a failure costs that start its speed, nothing else.
-    const saving = Date.now();
-    embedded.save().then(
-      () => log.info('demo data cached', { dir: defaultDemoCacheDir(), ms: Date.now() - saving }),
-      (error: unknown) => log.warn('demo data not cached', { error }),
-    );
+    // Planner statistics and the cache entry for the next start of the day (db/embedded.ts): a failure
+    // costs speed, never an answer.
+    const completing = Date.now();
+    embedded
+      .complete()
+      .then(
+        () => log.info('demo data completed and cached', { dir: defaultDemoCacheDir(), ms: Date.now() - completing }),
+        (error: unknown) => log.warn('demo data not completed or not cached', { error }),
+      )
+      // The dump leaves tens of MB of garbage too, just as the process starts to idle.
+      .finally(collectGarbage);
   }
+}
+
+function collectGarbage() {
+  (globalThis as { gc?: (options?: object) => void }).gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
 main().catch((error: unknown) => {

@@ -98,7 +98,7 @@ describe('embedded demo from the cache', () => {
     const built = await openEmbeddedDemo({ now, cacheDir: dir });
     expect(built.source).toBe('built');
     const builtCounts = await counts(built);
-    await built.save();
+    await built.complete();
     await built.database.close();
 
     // Loaded as `npm start` loads it: its files on disk in a directory of this process, gone once closed.

@@ -1,7 +1,8 @@
-// What the generators share: KST time helpers relative to `now`, chunked inserts, and the review body
+// What the generators share: KST time helpers relative to `now`, bulk inserts, and the review body
 // generator (Korean text from a small vocabulary, ratings, menus, replies, alerts) used by both the demo set
 // (demo.ts) and the benchmark set (large.ts).
-import type { PgInsertValue, PgTable } from 'drizzle-orm/pg-core';
+import { getTableColumns, getTableName, sql } from 'drizzle-orm';
+import type { PgColumn, PgInsertValue, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
 import { kstDayStart } from '../kst';
 import type { platformEnum, replyStateEnum, reviews } from '../schema';
@@ -81,17 +82,50 @@ export function orderSecondOfDay(rand: Random): number {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Chunked inserts
+// Bulk inserts
 
-/** Inserts in chunks: one statement per chunk keeps bind parameters far below PostgreSQL's 65,535 limit. */
-export async function insertChunked<TTable extends PgTable>(
+/**
+ * Inserts `rows` as one statement per chunk with a single JSON parameter, expanded by
+ * json_populate_recordset. Every value goes in as drizzle's insert would send it (the column's driver
+ * value, read by the column type's input function), but without drizzle building, and the driver binding,
+ * one parameter per value: for the demo set's thousands of reviews that was most of the seed's time on
+ * PGlite. Every row must set the same columns (a column a row leaves out would be NULL, not its default).
+ */
+export async function insertRows<TTable extends PgTable>(
   db: Db,
   table: TTable,
   rows: readonly PgInsertValue<TTable>[],
-  chunkSize: number,
+  chunkSize = 5000,
 ): Promise<void> {
+  const first = rows[0];
+  if (!first) return;
+  const columns = getTableColumns(table) as Record<string, PgColumn>;
+  const keys = Object.keys(first).filter((key) => (first as Record<string, unknown>)[key] !== undefined);
+  const targets = keys.map((key) => {
+    const column = columns[key];
+    if (!column) throw new Error(`insertRows: ${key} is not a column of ${getTableName(table)}`);
+    return column;
+  });
+  const names = sql.join(
+    targets.map((column) => sql.identifier(column.name)),
+    sql`, `,
+  );
   for (let start = 0; start < rows.length; start += chunkSize) {
-    await db.insert(table).values(rows.slice(start, start + chunkSize));
+    const chunk = rows.slice(start, start + chunkSize).map((row) => {
+      const values = row as Record<string, unknown>;
+      if (Object.keys(values).filter((key) => values[key] !== undefined).length !== keys.length)
+        throw new Error(`insertRows: the rows of ${getTableName(table)} do not all set the same columns`);
+      const out: Record<string, unknown> = {};
+      targets.forEach((column, index) => {
+        const value = values[keys[index] as string];
+        if (value === undefined) throw new Error(`insertRows: a row of ${getTableName(table)} lacks ${column.name}`);
+        out[column.name] = value === null ? null : column.mapToDriverValue(value);
+      });
+      return out;
+    });
+    await db.execute(
+      sql`INSERT INTO ${table} (${names}) SELECT ${names} FROM json_populate_recordset(NULL::${table}, ${JSON.stringify(chunk)}::json)`,
+    );
   }
 }
 

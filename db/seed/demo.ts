@@ -31,7 +31,7 @@ import {
   DAY_MS,
   floorToSecond,
   generateReviewBody,
-  insertChunked,
+  insertRows,
   type NewReview,
   notAfter,
   orderSecondOfDay,
@@ -69,8 +69,6 @@ type ManagerRole = (typeof managerRoleEnum.enumValues)[number];
 export const STOPPED_DAYS_AGO = 40;
 /** Review and sales history of `chicken-house` starts this many days before today (D-3: at least 90). */
 export const HISTORY_DAYS = 95;
-
-const CHUNK_ROWS = 500;
 
 // ---------------------------------------------------------------------------------------------------------
 // The data set as data
@@ -1164,7 +1162,7 @@ export async function seedDemo(db: Db, options: { now?: Date; seed?: number } = 
     }
     drafts.sort((a, b) => a.writtenAt.getTime() - b.writtenAt.getTime());
     const reviewRows: NewReview[] = drafts.map((draft, index) => ({ ...draft, reviewCode: demoReviewCode(index + 1) }));
-    await insertChunked(tx, reviews, reviewRows, CHUNK_ROWS);
+    await insertRows(tx, reviews, reviewRows);
 
     // One snapshot per day for every shop on a sales platform (partner guide § Sales), while it is collected.
     const snapshots: (typeof salesSnapshots.$inferInsert)[] = [];
@@ -1185,7 +1183,7 @@ export async function seedDemo(db: Db, options: { now?: Date; seed?: number } = 
         });
       }
     }
-    await insertChunked(tx, salesSnapshots, snapshots, CHUNK_ROWS);
+    await insertRows(tx, salesSnapshots, snapshots);
 
     return {
       partners: partnerRows.length,
