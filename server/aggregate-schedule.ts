@@ -2,6 +2,7 @@ import { runDailyAggregate } from '../db/aggregate';
 import type { Db } from '../db/client';
 import { addDays, kstDayStart, kstToday } from '../db/kst';
 import type { Logger } from './logger';
+import { metrics } from './metrics';
 
 /** How long after KST midnight the daily run starts: late enough that yesterday's collection has landed. */
 export const RUN_AFTER_MIDNIGHT_MS = 5 * 60 * 1000;
@@ -63,12 +64,23 @@ async function runLogged(deps: Deps): Promise<boolean> {
   try {
     const run = await runDailyAggregate(deps.db, { now: deps.now() });
     const ms = Date.now() - started;
+    countRun(run.outcome, ms);
     if (run.outcome === 'built') deps.log.info('daily aggregate built', { ...run.result, ms });
     else if (run.outcome === 'covered') deps.log.debug('daily aggregate already built', { ms });
     else deps.log.info('daily aggregate under way elsewhere; will check again', { ms });
     return run.outcome !== 'busy';
   } catch (error) {
-    deps.log.error('daily aggregate failed; will retry', { error, ms: Date.now() - started });
+    const ms = Date.now() - started;
+    countRun('failed', ms);
+    deps.log.error('daily aggregate failed; will retry', { error, ms });
     return false;
   }
+}
+
+/** D-22: aggregate runs by outcome, and how long they took. */
+function countRun(outcome: string, ms: number) {
+  const registered = metrics();
+  if (!registered) return;
+  registered.aggregateRuns.inc({ outcome });
+  registered.aggregateDuration.observe({ outcome }, ms / 1000);
 }

@@ -1,18 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import { sql } from 'drizzle-orm';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { untilAborted } from '../db/cancellation';
 import { appRouter } from '../routers';
+import { type AccessRecord, requestIdAndAccessLog } from './access-log';
 import type { Services } from './context';
 import { docsRouter } from './docs';
 import { errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
-import { httpContextFactory, pathOf } from './http-context';
+import { httpContextFactory, pathOf, REFUSAL_REASONS } from './http-context';
 import { openApiDocument } from './openapi';
 import { restFacade } from './rest';
 import { admit } from './trpc';
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** A tRPC batch holds at most this many calls (D-20). */
 export const MAX_BATCH_CALLS = 10;
@@ -34,7 +32,7 @@ export function createApp(
   // Repeated parameters must stay arrays (so they fail validation, D-11) and `a[]=` must not nest.
   app.set('query parser', 'simple');
 
-  app.use(requestIdAndAccessLog(services));
+  app.use(requestIdAndAccessLog(services.log));
   app.use(requestLifetime(options.deadlineMs ?? 10_000));
   app.use(exactRequests);
 
@@ -69,6 +67,8 @@ export function createApp(
     maxBatchSize: MAX_BATCH_CALLS,
     createContext: ({ req, res, info }) => {
       const ctx = createContext(req, res);
+      // A batch is one request of several procedures: one bounded label for its metrics and access line.
+      if (info.calls.length > 1 && ctx.access) ctx.access.operation = 'trpc.batch';
       ctx.admission = admit(ctx, Math.max(1, info.calls.length));
       // Each call awaits it; a refusal answers every call and is no unhandled rejection.
       ctx.admission.catch(() => undefined);
@@ -94,8 +94,10 @@ export function createApp(
   app.use((_req, res) => sendError(res, 'PARTNER_API_NOT_FOUND'));
 
   // Last resort: nothing unforeseen reaches a response; the cause is logged with the request id.
-  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    services.log.error('unhandled error', { requestId: res.locals.requestId, path: pathOf(req), error });
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const access = res.locals.access as AccessRecord | undefined;
+    if (access) access.code ??= 'PARTNER_API_INTERNAL_ERROR';
+    services.log.error('unhandled error', { requestId: res.locals.requestId, traceId: access?.traceId, error });
     if (res.headersSent) return res.end();
     sendError(res, 'PARTNER_API_INTERNAL_ERROR');
   });
@@ -104,6 +106,11 @@ export function createApp(
 }
 
 function sendError(res: Response, code: PartnerErrorCode) {
+  const access = res.locals.access as AccessRecord | undefined;
+  if (access && access.code === undefined) {
+    access.code = code;
+    access.cause = REFUSAL_REASONS[code];
+  }
   const body = errorEnvelope(code);
   // The same content type as the REST facade's answers (express would add a charset).
   res.status(body.status_code).setHeader('Content-Type', 'application/json');
@@ -126,7 +133,10 @@ function requestLifetime(deadlineMs: number) {
     res.locals.signal = controller.signal;
     res.on('close', () => {
       clearTimeout(timer);
-      if (!res.writableFinished) controller.abort(new Error('client closed the connection'));
+      if (res.writableFinished) return;
+      // The client's choice, not a fault: logged at info on the access line, not as an error (D-22).
+      res.locals.abandoned = true;
+      controller.abort(new Error('client closed the connection'));
     });
     next();
   };
@@ -155,27 +165,4 @@ function safeDecode(segment: string) {
   } catch {
     return segment;
   }
-}
-
-/** D-12 request id (the caller's if well-formed) on every response; D-17 one access-log line a request. */
-function requestIdAndAccessLog(services: Services) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const offered = req.get('x-request-id');
-    const requestId = offered && REQUEST_ID.test(offered) ? offered : randomUUID();
-    res.locals.requestId = requestId;
-    res.setHeader('x-request-id', requestId);
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      services.log.info('request', {
-        requestId,
-        method: req.method,
-        path: pathOf(req),
-        status: res.statusCode,
-        durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
-        // D-12: a refused request's code and cause (the parameter and its rule), never the key or a value.
-        ...res.locals.failure,
-      });
-    });
-    next();
-  };
 }

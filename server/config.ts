@@ -47,6 +47,22 @@ export const configSchema = z
     /** D-17/D-20: SIGTERM finishes in-flight requests for at most this long before closing anyway. */
     DRAIN_TIMEOUT_MS: integer(0, 600_000, 10_000),
     /**
+     * D-22: Prometheus metrics at GET /metrics on this port, a listener of its own (never the partner
+     * port); off unless set. Bound to METRICS_HOST, by default HOST.
+     */
+    METRICS_PORT: z.preprocess(
+      emptyAsUndefined,
+      z
+        .string()
+        .regex(/^\d+$/, 'must be a whole number')
+        .transform(Number)
+        .pipe(z.number().int().min(0).max(65535))
+        .optional(),
+    ),
+    METRICS_HOST: optional(z.string()),
+    /** D-22: OpenTelemetry spans are exported over OTLP/HTTP to this base URL (`/v1/traces`); off unless set. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: optional(url(/^https?$/)),
+    /**
      * Which proxies to believe for the client address (express "trust proxy"): a hop count, or addresses
      * and subnets such as `loopback, 10.0.0.0/8`. Behind a load balancer it must be set, or every caller
      * shares the balancer's address and so one budget for refused keys (D-14).
@@ -80,6 +96,13 @@ export const configSchema = z
         code: 'custom',
         path: ['DB_POOL_WAIT_MS'],
         message: 'must be at least 1 and below REQUEST_DEADLINE_MS',
+      });
+    }
+    if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['METRICS_PORT'],
+        message: 'must not be PORT (metrics never share the partner port)',
       });
     }
     if (Boolean(env.UPSTASH_REDIS_REST_URL) !== Boolean(env.UPSTASH_REDIS_REST_TOKEN)) {

@@ -1,6 +1,7 @@
 import type { Db } from '../db/client';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import type { BrandEntry } from '../db/queries/brands';
+import type { AccessRecord } from './access-log';
 import type { Directory } from './directory';
 import type { Logger } from './logger';
 import type { RateLimiter, RateLimitPolicy } from './ratelimit/limiter';
@@ -42,6 +43,8 @@ export type RequestContext = Services & {
   admission?: Promise<PartnerScope>;
   /** Headers a middleware wants on the response (rate-limit fields); copied out by responseMeta. */
   responseHeaders: Record<string, string>;
+  /** What the request's access line reports (HTTP doors only): operation, partner, key prefix (D-22). */
+  access?: AccessRecord | undefined;
 };
 
 export function createRequestContext(
@@ -51,6 +54,7 @@ export function createRequestContext(
     clientAddress?: string;
     requestId?: string;
     signal?: AbortSignal;
+    access?: AccessRecord | undefined;
   },
 ): RequestContext {
   return {
@@ -60,5 +64,6 @@ export function createRequestContext(
     requestId: request.requestId ?? 'local',
     signal: request.signal ?? new AbortController().signal,
     responseHeaders: {},
+    access: request.access,
   };
 }

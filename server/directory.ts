@@ -47,6 +47,11 @@ export class Directory<Entry> {
     return this.options.clock ?? (() => performance.now());
   }
 
+  /** How old the held entries are (since their load started), in ms; Infinity before the first load. */
+  ageMs(): number {
+    return this.clock() - this.loadedFrom;
+  }
+
   /** Now, on the directory's clock: what a call notes as its arrival. */
   now(): number {
     return this.clock();

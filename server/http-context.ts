@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
+import type { AccessRecord } from './access-log';
 import { createRequestContext, type RequestContext, type Services } from './context';
-import { ERROR_MESSAGE, partnerCodeOf } from './errors';
+import { ERROR_MESSAGE, type PartnerErrorCode, partnerCodeOf } from './errors';
 
 /** Builds a request's context from an express request, for both HTTP doors, and logs their failures. */
 export type HttpContextFactory = ((req: Request, res: Response) => RequestContext) & {
@@ -14,15 +15,27 @@ export function httpContextFactory(services: Services): HttpContextFactory {
       clientAddress: req.ip ?? req.socket.remoteAddress ?? 'unknown',
       requestId: String(res.locals.requestId),
       signal: res.locals.signal as AbortSignal | undefined,
+      access: res.locals.access as AccessRecord | undefined,
     });
-  // D-12: the log of a failed request carries its request id and the real cause; the response never
-  // does. A refusal's code and cause go on the request's access-log line; an internal error is logged
-  // whole. A batch keeps its first failure.
+  // D-12, D-22: the log of a failed request carries its request id and the real cause; the response
+  // never does. A refusal's code and reason go on the request's access line; an internal error also gets
+  // one bounded error line (server/log-errors.ts), without the path (it holds partner codes). A batch
+  // keeps its first failure. A request the client abandoned is no error: its access line says so.
   factory.logFailure = (req: Request, error: unknown) => {
+    const locals = req.res?.locals;
+    const access = locals?.access as AccessRecord | undefined;
+    if (!access || access.code !== undefined) return;
     const code = partnerCodeOf(error);
-    if (code === 'PARTNER_API_INTERNAL_ERROR')
-      services.log.error('request failed', { requestId: req.res?.locals.requestId, code, path: pathOf(req), error });
-    if (req.res && !req.res.locals.failure) req.res.locals.failure = { code, cause: causeOf(error) };
+    access.code = code;
+    access.cause = causeOf(error);
+    if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned)
+      services.log.error('request failed', {
+        requestId: access.requestId,
+        traceId: access.traceId,
+        operation: access.operation,
+        code,
+        error,
+      });
   };
   return factory;
 }
@@ -35,12 +48,15 @@ export function pathOf(req: Request) {
 type Issue = { path?: PropertyKey[]; code?: string; message?: string };
 
 /**
- * Why a call was refused, for the log (D-12, D-22): for parameters, each one's name and the broken
- * rule (zod's issue code and message, which state the rule, not the value); otherwise the deepest cause's
- * message (a rule across parameters, the guard, a framework refusal), cut short. Never the key.
+ * Why a call was refused, for the log (D-12, D-22): for parameters, each one's name and the broken rule (zod's issue
+ * code and message, which state the rule, not the value); otherwise the message of the partner error's
+ * own cause (a rule across parameters, the guard), else the reason of its code (REFUSAL_REASONS), cut
+ * short. Never the key. A wrapper's message above the partner error is not the cause: trpc-to-openapi
+ * wraps ours in its own "Internal server error" (server/errors.ts partnerCodeOf).
  */
 export function causeOf(error: unknown): unknown {
   let message: string | undefined;
+  let code: PartnerErrorCode | undefined;
   for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 6; depth++) {
     const { issues, cause, message: text } = current as { issues?: Issue[]; cause?: unknown; message?: unknown };
     if (Array.isArray(issues))
@@ -49,8 +65,31 @@ export function causeOf(error: unknown): unknown {
         rule: issue.code,
         message: issue.message?.slice(0, 120),
       }));
-    if (typeof text === 'string' && text !== ERROR_MESSAGE) message = text.slice(0, 120);
+    const partnerCode = (current as { partnerCode?: unknown }).partnerCode;
+    if (typeof partnerCode === 'string' && code === undefined) {
+      // What wrapped the partner error says nothing of why it was thrown.
+      code = partnerCode as PartnerErrorCode;
+      message = undefined;
+    } else if (typeof text === 'string' && text !== ERROR_MESSAGE) {
+      message = text.slice(0, 120);
+    }
     current = cause;
   }
-  return message;
+  return message ?? REFUSAL_REASONS[code ?? partnerCodeOf(error)];
 }
+
+/** The reason of each partner error code, for the log: the rule of the spec that refused the call. */
+export const REFUSAL_REASONS: Record<PartnerErrorCode, string> = {
+  PARTNER_API_INVALID_PARAMETER: 'a parameter broke its rule',
+  PARTNER_API_KEY_REQUIRED: 'no x-partner-api-key header',
+  PARTNER_API_KEY_INVALID: 'the key is not one the service issued',
+  PARTNER_API_KEY_INACTIVE: 'the key was revoked',
+  PARTNER_API_KEY_EXPIRED: 'the key has expired',
+  PARTNER_API_FORBIDDEN: "the key's partner is deactivated",
+  PARTNER_API_BRAND_NOT_FOUND: "no such brand in the key's partner",
+  PARTNER_API_REVIEW_NOT_FOUND: 'no such review in the brand',
+  PARTNER_API_USER_NOT_FOUND: 'no such user in the brand',
+  PARTNER_API_NOT_FOUND: 'no such path, procedure or method',
+  PARTNER_API_RATE_LIMITED: "the key's calls of the minute are spent",
+  PARTNER_API_INTERNAL_ERROR: 'an internal error',
+};

@@ -2,14 +2,17 @@ import type { AddressInfo } from 'node:net';
 import { openDatabase } from '../db/client';
 import { defaultDemoCacheDir, openEmbeddedDemo } from '../db/embedded';
 import { DEMO_KEYS } from '../db/seed/demo';
+import { traceStatements } from '../db/traced-statements';
 import { scheduleDailyAggregate } from './aggregate-schedule';
 import { createApp } from './app';
 import { ConfigError, parseConfig } from './config';
 import { createHttpServer } from './http-server';
 import { createLogger } from './logger';
+import { enableMetrics, type PoolStats, startMetricsServer } from './metrics';
 import { policies } from './ratelimit/limiter';
 import { connectSharedStore } from './ratelimit/redis';
 import { createServices } from './services';
+import { startTracing } from './tracing';
 
 // Start: parse config, open the database (PGlite by default, postgres.js with DATABASE_URL), listen,
 // drain on SIGTERM (D-1, D-2, D-17).
@@ -18,6 +21,10 @@ async function main() {
   const config = parseConfig(process.env);
   const log = createLogger(config.LOG_LEVEL);
   const started = Date.now();
+  // D-22: OpenTelemetry is loaded only when its endpoint is set.
+  const traced = config.OTEL_EXPORTER_OTLP_ENDPOINT
+    ? await startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT })
+    : undefined;
 
   // D-20: the server's statements and connections are bounded; the CLIs' long migrations and loads are not.
   // D-1: the embedded default is self-contained: schema, demo data and aggregate in process, loaded from
@@ -35,6 +42,7 @@ async function main() {
       maxConnections: config.DB_POOL_SIZE,
       poolWaitMs: config.DB_POOL_WAIT_MS,
     }));
+  if (traced) traceStatements(database.db, traced.statement);
   if (embedded) {
     const { summary, aggregate, source, missReason, snapshot } = embedded;
     if (missReason) log.warn('demo cache not used', { reason: missReason });
@@ -50,6 +58,19 @@ async function main() {
   const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
   // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
   for (const directory of [services.rateLimit.keys, services.brands]) await directory.loadedSince(directory.now());
+  // D-22: metrics on their own listener, only when METRICS_PORT is set.
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+  if (config.METRICS_PORT !== undefined) {
+    const registered = enableMetrics();
+    // The pool's figures come from the handle when its driver reports them (postgres.js).
+    registered.observeDatabase(database as { poolStats?: () => PoolStats });
+    registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });
+    metricsServer = await startMetricsServer(registered.registry, {
+      port: config.METRICS_PORT,
+      host: config.METRICS_HOST ?? config.HOST,
+      log,
+    });
+  }
   const app = createApp(services, { trustProxy: config.TRUST_PROXY, deadlineMs: config.REQUEST_DEADLINE_MS });
   const server = createHttpServer(app, log);
   server.listen(config.PORT, config.HOST);
@@ -64,6 +85,8 @@ async function main() {
     base,
     driver: database.driver,
     rateLimitStore: store ? 'shared' : 'in-process',
+    metrics: metricsServer ? metricsServer.address() : undefined,
+    tracing: traced ? 'otlp' : undefined,
     startupMs: Date.now() - started,
   });
 
@@ -93,7 +116,14 @@ async function main() {
     const drained = await server.drain(config.DRAIN_TIMEOUT_MS);
     await scheduleStopped;
     // Each closes on its own: a stalled store must not keep the database open.
-    const [databaseClosed, limiterClosed] = await Promise.allSettled([database.close(), store?.close()]);
+    // The metrics stay scrapable through the drain; the last spans are exported with the rest.
+    metricsServer?.close();
+    metricsServer?.closeAllConnections();
+    const [databaseClosed, limiterClosed] = await Promise.allSettled([
+      database.close(),
+      store?.close(),
+      traced?.shutdown(),
+    ]);
     for (const result of [databaseClosed, limiterClosed])
       if (result?.status === 'rejected') log.error('close failed', { error: result.reason });
     log.info('stopped', {

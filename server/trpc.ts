@@ -10,7 +10,9 @@ import { brandScopeName } from '../db/queries/brands';
 import { isPublicCode } from '../db/schema/columns';
 import type { RequestContext } from './context';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
+import { metrics } from './metrics';
 import { rateLimitHeaders, secondsUntil } from './ratelimit/headers';
+import { tracing } from './tracing';
 
 // 1. Initialisation. Every error leaves through this formatter: tRPC's shape stays (the SDK's client
 // needs it) with the message replaced by the fixed text, no stack, and the partner envelope under `data`,
@@ -36,6 +38,17 @@ export const createCallerFactory = t.createCallerFactory;
 
 // 2. Base procedures. The order of D-13 is the order of the chain: key (401/403), rate limit (429),
 // parameters (400, the operation's .input), brand (404), then the operation's own resource (404).
+
+/**
+ * D-22: the call's procedure names its request's operation (the first one, for the metrics and the
+ * access line; a batch is labelled by its transport), and is a span when tracing is on. Only procedures
+ * that exist get here, so the label's values are the router's names.
+ */
+const observed = t.middleware(({ ctx, path, next }) => {
+  if (ctx.access) ctx.access.operation ??= path;
+  const traced = tracing();
+  return traced ? traced.procedure(path, next) : next();
+});
 
 /**
  * D-20: every call runs under its request's signal (the client has gone, or the deadline passed). Its
@@ -87,7 +100,9 @@ export async function admit(ctx: RequestContext, calls: number): Promise<Partner
     // D-14: a call the directory does not hold as valid counts against its address first, atomically,
     // before any lookup; the lookup (a directory load after its arrival) is shared by every such call.
     const guard = await refused.limit(ctx.clientAddress);
+    metrics()?.guardDecisions.inc({ decision: guard.success ? 'admitted' : 'refused' });
     if (keyHash && !key) key = await keys.reloaded(keyHash, arrivedAt);
+    if (key) noteKey(ctx, key);
     const code = refusal(key);
     if (code && !guard.success) {
       ctx.responseHeaders['Retry-After'] = String(secondsUntil(guard.retryAt ?? guard.reset, now));
@@ -99,22 +114,34 @@ export async function admit(ctx: RequestContext, calls: number): Promise<Partner
     await refused.refund(ctx.clientAddress);
   }
   if (!key || !keyHash) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR');
+  noteKey(ctx, key);
 
   // Keyed on the key's hash, not its row id: unique across deployments that share one Redis.
   const decision = await limiter.limit(`key:${keyHash}`, calls);
+  metrics()?.rateLimitDecisions.inc({ decision: decision.success ? 'admitted' : 'refused' });
   Object.assign(ctx.responseHeaders, rateLimitHeaders(policy, decision, ctx.now().getTime()));
   if (!decision.success) throw new PartnerApiError('PARTNER_API_RATE_LIMITED');
   return { partnerId: key.partnerId, keyId: key.keyId, keyHash };
+}
+
+/** D-22: who is calling, for the access line: the key's partner and its display prefix (D-4), never the key. */
+function noteKey(ctx: RequestContext, key: ApiKeyState) {
+  if (!ctx.access) return;
+  ctx.access.partnerId = key.partnerId;
+  ctx.access.keyPrefix = key.displayPrefix;
 }
 
 /**
  * A read of the key's partner: authenticated and rate limited (D-13, D-14), every call counted whatever
  * its outcome, a refused call not. A call whose transport admitted it already (a tRPC batch) uses that.
  */
-export const partnerProcedure = t.procedure.use(bounded).use(async ({ ctx, next }) => {
-  const admission = ctx.admission ?? admit(ctx, 1);
-  return next({ ctx: { partner: await admission } });
-});
+export const partnerProcedure = t.procedure
+  .use(observed)
+  .use(bounded)
+  .use(async ({ ctx, next }) => {
+    const admission = ctx.admission ?? admit(ctx, 1);
+    return next({ ctx: { partner: await admission } });
+  });
 
 /** `{brand_code}` of every brand path. Any string: a malformed code is simply a missing brand (404). */
 export const brandCodeParam = z.string().describe('Brand identifier, from GET /partner/v1/brands.');

@@ -7,6 +7,7 @@ import { Directory } from '../server/directory';
 const state: ApiKeyState = {
   keyHash: 'h',
   keyId: 1,
+  displayPrefix: 'pk_live_h…',
   partnerId: 1,
   revokedAt: null,
   expiresAt: null,

@@ -196,7 +196,7 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20)`, () 
   it('a client that goes away aborts its request: the queued call never reaches the database', async () => {
     const lines: string[] = [];
     const services = testServices(database.db);
-    services.log = createLogger('error', (line) => lines.push(line));
+    services.log = createLogger('info', (line) => lines.push(line));
     const server = await startServer(services);
     await holding(async () => {
       const gone = new AbortController();
@@ -209,6 +209,12 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20)`, () 
       await call;
       await expect.poll(() => lines.join('\n'), { timeout: 5_000 }).toContain('client closed the connection');
     }, 'brands');
+    // The client's choice, not a fault (D-22): one access line at info, no error line.
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged.filter((entry) => entry.level !== 'info')).toEqual([]);
+    expect(logged.filter((entry) => entry.abandoned)).toEqual([
+      expect.objectContaining({ msg: 'request', status: 499, cause: 'client closed the connection' }),
+    ]);
     // The next call is answered at once: nothing abandoned queued ahead of it.
     expect((await server.request(`/partner/v1/brands/${DEMO_BRAND}/shops`, { key: DEMO_KEYS.active })).status).toBe(
       200,

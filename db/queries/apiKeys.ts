@@ -5,6 +5,8 @@ import { apiKeys, partners } from '../schema';
 const keyState = {
   keyHash: apiKeys.keyHash,
   keyId: apiKeys.id,
+  /** What logs show of the key (D-4, D-22). */
+  displayPrefix: apiKeys.displayPrefix,
   partnerId: apiKeys.partnerId,
   revokedAt: apiKeys.revokedAt,
   expiresAt: apiKeys.expiresAt,

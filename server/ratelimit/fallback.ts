@@ -1,4 +1,5 @@
 import type { Logger } from '../logger';
+import { metrics } from '../metrics';
 import type { RateLimitDecision, RateLimiter } from './limiter';
 
 /**
@@ -25,7 +26,10 @@ export class FallbackLimiter implements RateLimiter {
   ) {}
 
   async limit(identifier: string, calls = 1): Promise<RateLimitDecision> {
-    if (this.clock() < this.skipUntil) return this.local.limit(identifier, calls);
+    if (this.clock() < this.skipUntil) {
+      metrics()?.storeFallbacks.inc({ reason: 'cooldown' });
+      return this.local.limit(identifier, calls);
+    }
     const asked = this.shared.limit(identifier, calls);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -43,6 +47,7 @@ export class FallbackLimiter implements RateLimiter {
       }
       return decision;
     } catch (error) {
+      metrics()?.storeFallbacks.inc({ reason: 'unavailable' });
       this.skipUntil = this.clock() + this.cooldownMs;
       // If the abandoned call still lands and was counted, give it back.
       asked

@@ -1,0 +1,95 @@
+/**
+ * An error as a log line may hold it (D-22): its type, a message without values, its code, one stack (the
+ * outermost error's, a few frames) and the chain of causes by type and message only. What drivers attach
+ * to their errors is dropped: drizzle's DrizzleQueryError puts the SQL and every parameter in its message
+ * (`Failed query: … params: …`) and postgres.js keeps `query`, `parameters`, `args` and a `detail` that
+ * quotes row values, so an error of a keyword search would log the partner's keyword and a user code; one
+ * such line was kilobytes. The statement text (placeholders, no values) is kept, cut short, to tell
+ * which query failed.
+ */
+export function boundedError(value: unknown): unknown {
+  if (!isErrorLike(value)) return typeof value === 'string' ? value.slice(0, MAX_MESSAGE) : value;
+  return describe(value, 0);
+}
+
+type ErrorLike = { name?: unknown; message?: unknown; stack?: unknown; code?: unknown; cause?: unknown };
+
+const MAX_MESSAGE = 300;
+const MAX_STATEMENT = 200;
+const MAX_FRAMES = 8;
+const MAX_DEPTH = 4;
+
+type Described = {
+  type: string;
+  message: string;
+  code?: string;
+  severity?: string;
+  statement?: string;
+  stack?: string;
+  cause?: Described | string;
+};
+
+function describe(error: ErrorLike, depth: number): Described {
+  const type = typeof error.name === 'string' ? error.name.slice(0, 60) : 'Error';
+  const described: Described = { type, message: messageOf(error, type) };
+  if (typeof error.code === 'string' || typeof error.code === 'number')
+    described.code = String(error.code).slice(0, 40);
+  const { severity, query } = error as { severity?: unknown; query?: unknown };
+  if (typeof severity === 'string') described.severity = severity.slice(0, 20);
+  // DrizzleQueryError: the statement as sent, placeholders only (its parameters are never read).
+  if (type === 'DrizzleQueryError' && typeof query === 'string') described.statement = statementOf(query);
+  if (depth === 0 && typeof error.stack === 'string') described.stack = framesOf(error.stack);
+  if (error.cause !== undefined && error.cause !== null) {
+    described.cause =
+      depth + 1 >= MAX_DEPTH
+        ? '…'
+        : isErrorLike(error.cause)
+          ? describe(error.cause, depth + 1)
+          : String(error.cause).slice(0, MAX_MESSAGE);
+  }
+  return described;
+}
+
+function messageOf(error: ErrorLike, type: string): string {
+  const message = typeof error.message === 'string' ? error.message : '';
+  // drizzle: "Failed query: <sql>\nparams: <values>"; the statement is logged apart, the values never.
+  if (type === 'DrizzleQueryError') return 'Failed query';
+  // PostgreSQL's own messages quote the offending value (`invalid input syntax for type date: "…"`).
+  if (type === 'PostgresError' || isPostgresError(error)) return withoutQuotedValues(message).slice(0, MAX_MESSAGE);
+  return message.slice(0, MAX_MESSAGE);
+}
+
+/** A server error from either driver: a five-character SQLSTATE and a severity. */
+function isPostgresError(error: ErrorLike) {
+  const { severity } = error as { severity?: unknown };
+  return typeof severity === 'string' && typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code);
+}
+
+/** Quoted text in a PostgreSQL message, except the names of schema objects (relation "reviews"). */
+const QUOTED_VALUE =
+  /(?<!\b(?:relation|column|table|constraint|index|function|type|schema|database|role|sequence|view|operator|extension) )"[^"]*"/g;
+
+export function withoutQuotedValues(message: string): string {
+  return message.replace(QUOTED_VALUE, '"…"');
+}
+
+function statementOf(query: string): string {
+  const text = query.replace(/\s+/g, ' ').trim();
+  return text.length > MAX_STATEMENT ? `${text.slice(0, MAX_STATEMENT)}…` : text;
+}
+
+/** The frames of a stack without its first line, which repeats the message (and with it any values). */
+function framesOf(stack: string): string {
+  const frames = stack.split('\n').filter((line) => line.trimStart().startsWith('at '));
+  return frames
+    .slice(0, MAX_FRAMES)
+    .map((line) => line.trim().slice(0, 200))
+    .join('\n');
+}
+
+function isErrorLike(value: unknown): value is ErrorLike {
+  return (
+    value instanceof Error ||
+    (typeof value === 'object' && value !== null && typeof (value as ErrorLike).message === 'string')
+  );
+}

@@ -1,0 +1,161 @@
+import http from 'node:http';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Logger } from './logger';
+
+/**
+ * Prometheus metrics (D-22), on their own listener (startMetricsServer), never on the partner port. Off
+ * unless METRICS_PORT is set: until enableMetrics() every hook is one `undefined` check. Labels have
+ * bounded cardinality only: the operation (a procedure name or a fixed route label), the status, a
+ * decision or an outcome; never a path, a key, a partner or an address. The README's operations section
+ * lists every series.
+ */
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** What the database handle may report of its pool (postgres.js); PGlite has none. */
+export type PoolStats = { size: number; inUse: number; waiting: number };
+
+/** The things whose state is read when scraped, not counted as it happens. */
+type Sources = {
+  poolStats?: () => PoolStats | undefined;
+  directories?: Record<string, { ageMs(): number }>;
+};
+
+let current: Metrics | undefined;
+
+/** The metrics in effect, if any. */
+export function metrics(): Metrics | undefined {
+  return current;
+}
+
+/** Turns the metrics on (once per process; later calls return the same). */
+export function enableMetrics(): Metrics {
+  current ??= createMetrics();
+  return current;
+}
+
+function createMetrics() {
+  const registry = new Registry();
+  const registers = [registry];
+  const sources: Sources = {};
+  // Process CPU, memory, descriptors, GC, and the event-loop delay (nodejs_eventloop_lag_*).
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    requestDuration: new Histogram({
+      name: 'partner_api_http_request_duration_seconds',
+      help: 'HTTP requests by operation and status (499: the client closed first), and how long they took',
+      labelNames: ['operation', 'status'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    rateLimitDecisions: new Counter({
+      name: 'partner_api_rate_limit_decisions_total',
+      help: 'Per-key limit decisions (one per admission: a single call or a whole tRPC batch)',
+      labelNames: ['decision'] as const,
+      registers,
+    }),
+    guardDecisions: new Counter({
+      name: 'partner_api_refused_key_guard_decisions_total',
+      help: 'Refused-key guard decisions per client address (calls whose key the directory does not hold as valid)',
+      labelNames: ['decision'] as const,
+      registers,
+    }),
+    storeFallbacks: new Counter({
+      name: 'partner_api_rate_limit_store_fallbacks_total',
+      help: 'Calls the shared rate-limit store did not judge: it failed or was slow (unavailable), or was left alone after that (cooldown)',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    aggregateRuns: new Counter({
+      name: 'partner_api_aggregate_runs_total',
+      help: 'Daily aggregate runs by outcome: built, covered (already built), busy (another instance builds), failed',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    aggregateDuration: new Histogram({
+      name: 'partner_api_aggregate_run_duration_seconds',
+      help: 'How long daily aggregate runs took, by outcome',
+      labelNames: ['outcome'] as const,
+      buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800],
+      registers,
+    }),
+    poolSize: new Gauge({
+      name: 'partner_api_db_pool_connections',
+      help: 'Database pool connections open (postgres.js; absent on the embedded PGlite)',
+      registers,
+      collect() {
+        const stats = sources.poolStats?.();
+        if (stats) this.set(stats.size);
+      },
+    }),
+    poolInUse: new Gauge({
+      name: 'partner_api_db_pool_in_use',
+      help: 'Database pool connections running a statement',
+      registers,
+      collect() {
+        const stats = sources.poolStats?.();
+        if (stats) this.set(stats.inUse);
+      },
+    }),
+    poolWaiting: new Gauge({
+      name: 'partner_api_db_pool_waiting',
+      help: 'Statements waiting for a database pool connection',
+      registers,
+      collect() {
+        const stats = sources.poolStats?.();
+        if (stats) this.set(stats.waiting);
+      },
+    }),
+    directoryAge: new Gauge({
+      name: 'partner_api_directory_age_seconds',
+      help: 'Age of the key and brand directories held in memory (since their last good load started; bound 1 s)',
+      labelNames: ['directory'] as const,
+      registers,
+      collect() {
+        for (const [name, directory] of Object.entries(sources.directories ?? {}))
+          this.set({ directory: name }, directory.ageMs() / 1000);
+      },
+    }),
+    /** The database handle whose pool is reported (its `poolStats`, when the driver has one). */
+    observeDatabase(database: { poolStats?: () => PoolStats }) {
+      sources.poolStats = database.poolStats ? () => database.poolStats?.() : undefined;
+    },
+    /** The directories whose age is reported, by name. */
+    observeDirectories(directories: Record<string, { ageMs(): number }>) {
+      sources.directories = directories;
+    },
+  };
+}
+
+/**
+ * The metrics listener: GET /metrics in Prometheus's text format, 404 for anything else. Bound to its
+ * own port (and host), so it is reachable by the scraper and not through the partner port.
+ */
+export async function startMetricsServer(
+  registry: Registry,
+  options: { port: number; host: string; log: Logger },
+): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+      (error: unknown) => {
+        options.log.error('metrics collection failed', { error });
+        res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics collection failed\n');
+      },
+    );
+  });
+  // A scraper's keep-alive connection must not hold the drain open.
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}

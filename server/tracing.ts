@@ -1,0 +1,147 @@
+import type * as Api from '@opentelemetry/api';
+import type { TraceParent } from './traceparent';
+
+/**
+ * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set: without it nothing of
+ * OpenTelemetry is imported and every hook below is one `undefined` check. Spans are made by hand (ESM
+ * auto-instrumentation patches modules at load and is fragile): the HTTP request (server/access-log.ts),
+ * the procedure (server/trpc.ts) and each SQL statement (db/traced-statements.ts), each the child of the
+ * one before, the request a child of a valid incoming `traceparent`. Exported over OTLP/HTTP in batches;
+ * the exporter's own settings (OTEL_EXPORTER_OTLP_HEADERS, …) are read by the exporter.
+ */
+export type Tracing = {
+  startHttpSpan(method: string, parent: TraceParent | undefined): HttpSpan;
+  /** Runs `work` (the rest of the request) with the span as the active one, so later spans are its children. */
+  runInSpan(span: HttpSpan, work: () => void): void;
+  endHttpSpan(span: HttpSpan, operation: string, status: number): void;
+  /** A procedure call as a span around `work`; tRPC's middleware result `{ ok: false }` marks it failed. */
+  procedure<T>(path: string, work: () => Promise<T>): Promise<T>;
+  /** A SQL statement as a span, only inside a traced request (a reload or a rebuild on its own adds none). */
+  statement<T>(text: string, work: () => Promise<T>): Promise<T>;
+  /** Exports what is pending and stops; the process's last spans are not lost on SIGTERM. */
+  shutdown(): Promise<void>;
+  /** Exports what is pending (tests). */
+  flush(): Promise<void>;
+};
+
+export type HttpSpan = { span: Api.Span; context: Api.Context; traceId: string; method: string };
+
+let active: Tracing | undefined;
+
+/** The tracing in effect, if any. */
+export function tracing(): Tracing | undefined {
+  return active;
+}
+
+const SERVICE_NAME = 'partner-reporting-api';
+const MAX_STATEMENT = 2_000;
+
+/** Starts exporting spans to `endpoint` (an OTLP/HTTP base URL; traces go to its `/v1/traces`). */
+export async function startTracing(options: { endpoint: string; serviceName?: string }): Promise<Tracing> {
+  const [api, { NodeTracerProvider }, { BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
+    await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/sdk-trace-base'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+    ]);
+  const url = `${options.endpoint.replace(/\/+$/, '')}/v1/traces`;
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': options.serviceName ?? SERVICE_NAME }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
+  });
+  // The AsyncLocalStorage context manager: a span started inside `context.with` is the parent of what
+  // the request does later, across awaits.
+  provider.register();
+  const tracer = provider.getTracer(SERVICE_NAME);
+  const { SpanKind, SpanStatusCode, ROOT_CONTEXT } = api;
+
+  const failed = (span: Api.Span) => span.setStatus({ code: SpanStatusCode.ERROR });
+
+  const started: Tracing = {
+    startHttpSpan(method, parent) {
+      const parentContext = parent
+        ? api.trace.setSpanContext(ROOT_CONTEXT, {
+            traceId: parent.traceId,
+            spanId: parent.parentId,
+            traceFlags: parent.flags,
+            isRemote: true,
+          })
+        : ROOT_CONTEXT;
+      const span = tracer.startSpan(
+        method,
+        { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
+        parentContext,
+      );
+      return { span, context: api.trace.setSpan(parentContext, span), traceId: span.spanContext().traceId, method };
+    },
+    runInSpan(span, work) {
+      api.context.with(span.context, work);
+    },
+    endHttpSpan({ span, method }, operation, status) {
+      span.updateName(`${method} ${operation}`);
+      span.setAttribute('http.response.status_code', status);
+      span.setAttribute('partner_api.operation', operation);
+      if (status >= 500) failed(span);
+      span.end();
+    },
+    procedure(path, work) {
+      return tracer.startActiveSpan(`procedure ${path}`, { kind: SpanKind.INTERNAL }, async (span) => {
+        try {
+          const result = await work();
+          if ((result as { ok?: unknown } | undefined)?.ok === false) failed(span);
+          return result;
+        } catch (error) {
+          failed(span);
+          throw error;
+        } finally {
+          span.end();
+        }
+      });
+    },
+    statement(text, work) {
+      if (!api.trace.getSpan(api.context.active())) return work();
+      return tracer.startActiveSpan(
+        statementName(text),
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'db.system.name': 'postgresql',
+            // The text as sent: placeholders ($1), never the values.
+            'db.query.text': text.length > MAX_STATEMENT ? text.slice(0, MAX_STATEMENT) : text,
+          },
+        },
+        async (span) => {
+          try {
+            return await work();
+          } catch (error) {
+            failed(span);
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      );
+    },
+    async flush() {
+      await provider.forceFlush();
+    },
+    async shutdown() {
+      if (active === started) active = undefined;
+      await provider.shutdown();
+      api.trace.disable();
+      api.context.disable();
+      api.propagation.disable();
+    },
+  };
+  active = started;
+  return started;
+}
+
+/** `SELECT reviews`: the statement's verb and first table, the low-cardinality name OpenTelemetry asks for. */
+export function statementName(text: string): string {
+  const verb = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
+  const table = /\b(?:from|into|update|join)\s+"?([A-Za-z_][\w]*)"?/i.exec(text)?.[1];
+  return table ? `${verb} ${table}` : verb;
+}
