@@ -31,35 +31,44 @@ type Described = {
 
 function describe(error: ErrorLike, depth: number): Described {
   const type = typeof error.name === 'string' ? error.name.slice(0, 60) : 'Error';
-  const described: Described = { type, message: messageOf(error, type) };
+  const cause =
+    error.cause === undefined || error.cause === null
+      ? undefined
+      : depth + 1 >= MAX_DEPTH
+        ? '…'
+        : isErrorLike(error.cause)
+          ? describe(error.cause, depth + 1)
+          : String(error.cause).slice(0, MAX_MESSAGE);
+  const raw = typeof error.message === 'string' ? error.message : '';
+  // A wrapper that copied its cause's message (tRPC does) says what the cause says, as it is logged.
+  const copied = isErrorLike(error.cause) && error.cause.message === raw && typeof cause === 'object';
+  const described: Described = { type, message: copied ? cause.message : messageOf(error, raw) };
   if (typeof error.code === 'string' || typeof error.code === 'number')
     described.code = String(error.code).slice(0, 40);
   const { severity, query } = error as { severity?: unknown; query?: unknown };
   if (typeof severity === 'string') described.severity = severity.slice(0, 20);
   // DrizzleQueryError: the statement as sent, placeholders only (its parameters are never read).
-  if (type === 'DrizzleQueryError' && typeof query === 'string') described.statement = statementOf(query);
+  if (isDrizzleQueryError(error) && typeof query === 'string') described.statement = statementOf(query);
   if (depth === 0 && typeof error.stack === 'string') described.stack = framesOf(error.stack);
-  if (error.cause !== undefined && error.cause !== null) {
-    described.cause =
-      depth + 1 >= MAX_DEPTH
-        ? '…'
-        : isErrorLike(error.cause)
-          ? describe(error.cause, depth + 1)
-          : String(error.cause).slice(0, MAX_MESSAGE);
-  }
+  if (cause !== undefined) described.cause = cause;
   return described;
 }
 
-function messageOf(error: ErrorLike, type: string): string {
-  const message = typeof error.message === 'string' ? error.message : '';
+function messageOf(error: ErrorLike, message: string): string {
   // drizzle: "Failed query: <sql>\nparams: <values>"; the statement is logged apart, the values never.
-  if (type === 'DrizzleQueryError') return 'Failed query';
+  if (isDrizzleQueryError(error) || message.startsWith('Failed query:')) return 'Failed query';
   // PostgreSQL's own messages quote the offending value (`invalid input syntax for type date: "…"`).
-  if (type === 'PostgresError' || isPostgresError(error)) return withoutQuotedValues(message).slice(0, MAX_MESSAGE);
+  if (isPostgresError(error)) return withoutQuotedValues(message).slice(0, MAX_MESSAGE);
   return message.slice(0, MAX_MESSAGE);
 }
 
-/** A server error from either driver: a five-character SQLSTATE and a severity. */
+/** drizzle's DrizzleQueryError (its name is a plain "Error"): the statement and its parameters attached. */
+function isDrizzleQueryError(error: ErrorLike) {
+  const { query, params } = error as { query?: unknown; params?: unknown };
+  return typeof query === 'string' && Array.isArray(params);
+}
+
+/** A server error from either driver (postgres.js PostgresError, PGlite's): a SQLSTATE and a severity. */
 function isPostgresError(error: ErrorLike) {
   const { severity } = error as { severity?: unknown };
   return typeof severity === 'string' && typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code);
