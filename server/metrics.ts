@@ -39,6 +39,29 @@ function createMetrics() {
   const sources: Sources = {};
   // Process CPU, memory, descriptors, GC, and the event-loop delay (nodejs_eventloop_lag_*).
   collectDefaultMetrics({ register: registry });
+  // Registered only for a handle whose driver reports its pool (observeDatabase): PGlite has none, and a
+  // series that always reads 0 would say "idle" where it means "unknown".
+  const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number) => ({
+    name,
+    gauge: new Gauge({
+      name,
+      help,
+      registers: [],
+      collect() {
+        const stats = sources.poolStats?.();
+        if (stats) this.set(read(stats));
+      },
+    }),
+  });
+  const poolGauges = [
+    poolGauge('partner_api_db_pool_connections', 'Database pool connections open', (stats) => stats.size),
+    poolGauge('partner_api_db_pool_in_use', 'Database pool connections running a statement', (stats) => stats.inUse),
+    poolGauge(
+      'partner_api_db_pool_waiting',
+      'Statements waiting for a database pool connection',
+      (stats) => stats.waiting,
+    ),
+  ];
   return {
     registry,
     requestDuration: new Histogram({
@@ -79,33 +102,6 @@ function createMetrics() {
       buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800],
       registers,
     }),
-    poolSize: new Gauge({
-      name: 'partner_api_db_pool_connections',
-      help: 'Database pool connections open (postgres.js; absent on the embedded PGlite)',
-      registers,
-      collect() {
-        const stats = sources.poolStats?.();
-        if (stats) this.set(stats.size);
-      },
-    }),
-    poolInUse: new Gauge({
-      name: 'partner_api_db_pool_in_use',
-      help: 'Database pool connections running a statement',
-      registers,
-      collect() {
-        const stats = sources.poolStats?.();
-        if (stats) this.set(stats.inUse);
-      },
-    }),
-    poolWaiting: new Gauge({
-      name: 'partner_api_db_pool_waiting',
-      help: 'Statements waiting for a database pool connection',
-      registers,
-      collect() {
-        const stats = sources.poolStats?.();
-        if (stats) this.set(stats.waiting);
-      },
-    }),
     directoryAge: new Gauge({
       name: 'partner_api_directory_age_seconds',
       help: 'Age of the key and brand directories held in memory (since their last good load started; bound 1 s)',
@@ -119,6 +115,11 @@ function createMetrics() {
     /** The database handle whose pool is reported (its `poolStats`, when the driver has one). */
     observeDatabase(database: { poolStats?: () => PoolStats }) {
       sources.poolStats = database.poolStats ? () => database.poolStats?.() : undefined;
+      for (const { name, gauge } of poolGauges) {
+        const registered = registry.getSingleMetric(name) !== undefined;
+        if (sources.poolStats && !registered) registry.registerMetric(gauge);
+        if (!sources.poolStats && registered) registry.removeSingleMetric(name);
+      }
     },
     /** The directories whose age is reported, by name. */
     observeDirectories(directories: Record<string, { ageMs(): number }>) {

@@ -14,6 +14,23 @@ describe('configuration', () => {
     });
   });
 
+  it('keeps metrics and tracing off unless set, and metrics off the partner port (D-22)', () => {
+    expect(parseConfig({ METRICS_PORT: '', OTEL_EXPORTER_OTLP_ENDPOINT: '' })).toMatchObject({
+      METRICS_PORT: undefined,
+      OTEL_EXPORTER_OTLP_ENDPOINT: undefined,
+    });
+    expect(parseConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' })).toMatchObject({
+      METRICS_PORT: 9464,
+      METRICS_HOST: '0.0.0.0',
+    });
+    expect(() => parseConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow(/METRICS_PORT/);
+    expect(() => parseConfig({ METRICS_PORT: '3000' })).toThrow(/METRICS_PORT/);
+    expect(() => parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).OTEL_EXPORTER_OTLP_ENDPOINT).toBe(
+      'http://collector:4318',
+    );
+  });
+
   it('treats empty values as unset', () => {
     const config = parseConfig({ DATABASE_URL: '', PORT: '' });
     expect(config.DATABASE_URL).toBeUndefined();

@@ -261,6 +261,10 @@ describe('the metrics listener (D-22)', () => {
     expect(text).not.toContain('127.0.0.1');
     expect(text).not.toMatch(/operation="\/|wp-admin/);
 
+    // A driver without pool figures (PGlite) has no pool series rather than zeros.
+    enableMetrics().observeDatabase({});
+    expect(await scrape()).not.toContain('partner_api_db_pool');
+
     expect((await server.request('/metrics')).status).toBe(404);
     expect((await fetch(`${metricsBase}/partner/v1/brands`)).status).toBe(404);
   });
