@@ -38,11 +38,10 @@ const MAX_STATEMENT = 2_000;
 
 /** Starts exporting spans to `endpoint` (an OTLP/HTTP base URL; traces go to its `/v1/traces`). */
 export async function startTracing(options: { endpoint: string; serviceName?: string }): Promise<Tracing> {
-  const [api, { NodeTracerProvider }, { BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
+  const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
     await Promise.all([
       import('@opentelemetry/api'),
       import('@opentelemetry/sdk-trace-node'),
-      import('@opentelemetry/sdk-trace-base'),
       import('@opentelemetry/exporter-trace-otlp-http'),
       import('@opentelemetry/resources'),
     ]);
