@@ -24,15 +24,17 @@ export function httpContextFactory(services: Services): HttpContextFactory {
   factory.logFailure = (req: Request, error: unknown) => {
     const locals = req.res?.locals;
     const access = locals?.access as AccessRecord | undefined;
-    if (!access || access.code !== undefined) return;
+    if (access?.code !== undefined) return;
     const code = partnerCodeOf(error);
-    access.code = code;
-    access.cause = causeOf(error);
+    if (access) {
+      access.code = code;
+      access.cause = causeOf(error);
+    }
     if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned)
       services.log.error('request failed', {
-        requestId: access.requestId,
-        traceId: access.traceId,
-        operation: access.operation,
+        requestId: access?.requestId,
+        traceId: access?.traceId,
+        operation: access?.operation,
         code,
         error,
       });

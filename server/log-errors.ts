@@ -3,9 +3,9 @@
  * outermost error's, a few frames) and the chain of causes by type and message only. What drivers attach
  * to their errors is dropped: drizzle's DrizzleQueryError puts the SQL and every parameter in its message
  * (`Failed query: … params: …`) and postgres.js keeps `query`, `parameters`, `args` and a `detail` that
- * quotes row values, so an error of a keyword search would log the partner's keyword and a user code; one
- * such line was kilobytes. The statement text (placeholders, no values) is kept, cut short, to tell
- * which query failed.
+ * quotes row values, so an error of a keyword search would log the partner's keyword and a user code, in
+ * a line of kilobytes. The statement text (placeholders, no values) is kept, cut short, to tell which
+ * query failed.
  */
 export function boundedError(value: unknown): unknown {
   if (!isErrorLike(value)) return typeof value === 'string' ? value.slice(0, MAX_MESSAGE) : value;
