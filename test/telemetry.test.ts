@@ -197,6 +197,15 @@ describe('the error line (D-22)', () => {
     expect(text).toMatch(/"statement":"select/i);
   });
 
+  it('caps any error: long messages, deep causes and long stacks', () => {
+    let error: Error = new Error('x'.repeat(20_000));
+    for (let depth = 0; depth < 20; depth++) error = new Error(`level ${depth} ${'y'.repeat(5_000)}`, { cause: error });
+    const own: string[] = [];
+    createLogger('error', (line) => own.push(line)).error('failed', { error });
+    expect(own[0]?.length).toBeLessThan(3_000);
+    expect(own[0]?.match(/"stack"/g)).toHaveLength(1);
+  });
+
   it('keeps PostgreSQL quoting a value out of its message', async () => {
     const userCode = 'u-secret-4711';
     const own: string[] = [];
