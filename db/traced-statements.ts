@@ -1,3 +1,4 @@
+import { querySignal } from './cancellation';
 import type { Db } from './client';
 
 /** Runs a statement's work inside a span named for its text (server/tracing.ts `statement`). */
@@ -7,11 +8,13 @@ type Prepared = { execute?: (...args: unknown[]) => Promise<unknown>; all?: (...
 type Session = { prepareQuery: (query: { sql: string }, ...rest: unknown[]) => Prepared };
 
 /**
- * Every statement the handle runs, as a span (D-22): drizzle prepares each statement through its
+ * A request's statements as spans (D-22): drizzle prepares each statement through its
  * session (selects, relational queries and `db.execute` alike, on both drivers), so the session's
  * `prepareQuery` is the one place that sees the statement's text and its run. Only the text is given to
- * the span: placeholders, never the parameters. Called once on a handle, and only when tracing is on;
- * a transaction's own session (the aggregate build) is not traced.
+ * the span: placeholders, never the parameters. Only a request's statements are spans (those run under
+ * its query signal, db/cancellation.ts): a directory's shared reload, which a request may start but
+ * does not wait for, and the daily build are no request's work. Called once on a handle, only when
+ * tracing is on.
  */
 export function traceStatements(db: Db, span: StatementSpan): void {
   const session = (db as unknown as { session: Session }).session;
@@ -19,8 +22,12 @@ export function traceStatements(db: Db, span: StatementSpan): void {
   session.prepareQuery = (query, ...rest) => {
     const prepared = prepareQuery(query, ...rest);
     const { execute, all } = prepared;
-    if (execute) prepared.execute = (...args) => span(query.sql, () => execute.apply(prepared, args));
-    if (all) prepared.all = (...args) => span(query.sql, () => all.apply(prepared, args));
+    if (execute)
+      prepared.execute = (...args) =>
+        querySignal() ? span(query.sql, () => execute.apply(prepared, args)) : execute.apply(prepared, args);
+    if (all)
+      prepared.all = (...args) =>
+        querySignal() ? span(query.sql, () => all.apply(prepared, args)) : all.apply(prepared, args);
     return prepared;
   };
 }

@@ -79,6 +79,8 @@ describe('OpenTelemetry spans (D-22)', () => {
 
     const statements = trace.filter((span) => span.parentSpanId === procedure?.spanId);
     expect(statements.length).toBeGreaterThan(0);
+    // The key and brand directories' shared reloads are no request's statements.
+    expect(trace.map((span) => span.name)).not.toContain('SELECT api_keys');
     for (const statement of statements) {
       expect(statement.name).toMatch(/^SELECT \w+$/);
       expect(statement.kind).toBe(3);
