@@ -1,0 +1,98 @@
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_KEYS } from '../db/seed/demo';
+import { DRIVER, openTestDatabase } from './support/database';
+
+// D-22 as the real server process wires it (server/main.ts, as `npm start` runs it): METRICS_PORT opens
+// a listener of its own, OTEL_EXPORTER_OTLP_ENDPOINT exports the request's spans down to its SQL, the
+// access lines go to stdout, and SIGTERM still exits 0.
+
+const spans: { name: string; traceId: string }[] = [];
+let collector: http.Server;
+let databaseUrl: string | undefined;
+
+beforeAll(async () => {
+  databaseUrl = (await openTestDatabase()).url;
+  collector = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    req.on('end', () => {
+      const parsed = JSON.parse(body) as {
+        resourceSpans: { scopeSpans: { spans: { name: string; traceId: string }[] }[] }[];
+      };
+      for (const resource of parsed.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans);
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+});
+afterAll(() => new Promise<void>((resolve) => collector.close(() => resolve())));
+
+describe(`the server process with metrics and tracing on (${DRIVER})`, () => {
+  it('serves /metrics on its own port only, traces to the collector and logs the trace id', {
+    timeout: 90_000,
+  }, async () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH,
+        PORT: '0',
+        METRICS_PORT: '0',
+        LOG_LEVEL: 'info',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: Record<string, unknown>[] = [];
+    let buffered = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const line of parts) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await expect.poll(() => lines.find((line) => line.msg === 'listening'), { timeout: 60_000 }).toBeDefined();
+      const listening = lines.find((line) => line.msg === 'listening') as { base: string; metrics: { port: number } };
+      const metricsBase = `http://127.0.0.1:${listening.metrics.port}`;
+      expect(listening.metrics.port).not.toBe(Number(new URL(listening.base).port));
+
+      const traceId = '5bf92f3577b34da6a3ce929d0e0e4736';
+      const response = await fetch(`${listening.base}/partner/v1/brands/chicken-house/shops`, {
+        headers: { 'x-partner-api-key': DEMO_KEYS.active, traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      expect((await fetch(`${listening.base}/metrics`)).status).toBe(404);
+
+      const metrics = await (await fetch(`${metricsBase}/metrics`)).text();
+      expect(metrics).toMatch(
+        /partner_api_http_request_duration_seconds_count\{operation="shops.list",status="200"\} 1/,
+      );
+      expect(metrics).toMatch(/partner_api_directory_age_seconds\{directory="keys"\}/);
+      expect(metrics).toMatch(/process_resident_memory_bytes/);
+
+      expect(lines.find((line) => line.msg === 'request' && line.operation === 'shops.list')).toMatchObject({
+        traceId,
+        status: 200,
+        partnerId: expect.any(Number),
+      });
+
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      // The last spans are exported on the way out: the request, its procedure and its statements.
+      const names = spans.filter((span) => span.traceId === traceId).map((span) => span.name);
+      expect(names).toEqual(expect.arrayContaining(['GET shops.list', 'procedure shops.list', 'SELECT shops']));
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
