@@ -50,11 +50,11 @@ export function pathOf(req: Request) {
 type Issue = { path?: PropertyKey[]; code?: string; message?: string };
 
 /**
- * Why a call was refused, for the log (D-12, D-22): for parameters, each one's name and the broken rule (zod's issue
- * code and message, which state the rule, not the value); otherwise the message of the partner error's
- * own cause (a rule across parameters, the guard), else the reason of its code (REFUSAL_REASONS), cut
- * short. Never the key. A wrapper's message above the partner error is not the cause: trpc-to-openapi
- * wraps ours in its own "Internal server error" (server/errors.ts partnerCodeOf).
+ * Why a call was refused, for the log (D-12, D-22): for parameters, each one's name and the broken
+ * rule (zod's issue code and message, which state the rule, not the value); otherwise the message of
+ * the partner error's own cause (a rule across parameters, the guard), else the reason of its code
+ * (REFUSAL_REASONS), cut short. Never the key. A wrapper's message above the partner error is not the
+ * cause: trpc-to-openapi wraps ours in its own "Internal server error" (server/errors.ts partnerCodeOf).
  */
 export function causeOf(error: unknown): unknown {
   let message: string | undefined;
