@@ -8,7 +8,7 @@ import { createApp } from './app';
 import { ConfigError, parseConfig } from './config';
 import { createHttpServer } from './http-server';
 import { createLogger } from './logger';
-import { enableMetrics, type PoolStats, startMetricsServer } from './metrics';
+import { enableMetrics, startMetricsServer } from './metrics';
 import { policies } from './ratelimit/limiter';
 import { connectSharedStore } from './ratelimit/redis';
 import { createServices } from './services';
@@ -63,7 +63,7 @@ async function main() {
   if (config.METRICS_PORT !== undefined) {
     const registered = enableMetrics();
     // The pool's figures come from the handle when its driver reports them (postgres.js).
-    registered.observeDatabase(database as { poolStats?: () => PoolStats });
+    registered.observeDatabase(database);
     registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });
     metricsServer = await startMetricsServer(registered.registry, {
       port: config.METRICS_PORT,

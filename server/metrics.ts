@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolStats } from '../db/pool-gate';
 import type { Logger } from './logger';
 
 /**
@@ -10,9 +11,6 @@ import type { Logger } from './logger';
  * lists every series.
  */
 export type Metrics = ReturnType<typeof createMetrics>;
-
-/** What the database handle may report of its pool (postgres.js); PGlite has none. */
-export type PoolStats = { size: number; inUse: number; waiting: number };
 
 /** The things whose state is read when scraped, not counted as it happens. */
 type Sources = {
