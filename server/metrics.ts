@@ -52,11 +52,11 @@ function createMetrics() {
     }),
   });
   const poolGauges = [
-    poolGauge('partner_api_db_pool_connections', 'Database pool connections open', (stats) => stats.size),
-    poolGauge('partner_api_db_pool_in_use', 'Database pool connections running a statement', (stats) => stats.inUse),
+    poolGauge('partner_api_db_pool_size', 'Connections of the request pool (DB_POOL_SIZE)', (stats) => stats.size),
+    poolGauge('partner_api_db_pool_in_use', 'Statements holding a connection of the request pool', (stats) => stats.inUse),
     poolGauge(
       'partner_api_db_pool_waiting',
-      'Statements waiting for a database pool connection',
+      'Statements waiting for a connection of the request pool',
       (stats) => stats.waiting,
     ),
   ];

@@ -81,7 +81,7 @@ describe(`the server process with metrics and tracing on (${DRIVER})`, () => {
       expect(metrics).toMatch(/process_resident_memory_bytes/);
       // The request pool's figures where the driver has a pool (PostgreSQL), no made-up zeros on PGlite.
       if (DRIVER === 'postgres') {
-        expect(metrics).toMatch(/^partner_api_db_pool_connections \d+$/m);
+        expect(metrics).toMatch(/^partner_api_db_pool_size \d+$/m);
         expect(metrics).toMatch(/^partner_api_db_pool_waiting \d+$/m);
       } else expect(metrics).not.toContain('partner_api_db_pool');
 

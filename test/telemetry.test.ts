@@ -254,7 +254,7 @@ describe('the metrics listener (D-22)', () => {
       /partner_api_refused_key_guard_decisions_total\{decision="admitted"\} [1-9]/,
       /partner_api_rate_limit_store_fallbacks_total\{reason="unavailable"\} 1/,
       /partner_api_rate_limit_store_fallbacks_total\{reason="cooldown"\} 1/,
-      /partner_api_db_pool_connections 4/,
+      /partner_api_db_pool_size 4/,
       /partner_api_db_pool_in_use 3/,
       /partner_api_db_pool_waiting 2/,
       /partner_api_directory_age_seconds\{directory="keys"\} \d/,
