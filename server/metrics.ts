@@ -53,7 +53,11 @@ function createMetrics() {
   });
   const poolGauges = [
     poolGauge('partner_api_db_pool_size', 'Connections of the request pool (DB_POOL_SIZE)', (stats) => stats.size),
-    poolGauge('partner_api_db_pool_in_use', 'Statements holding a connection of the request pool', (stats) => stats.inUse),
+    poolGauge(
+      'partner_api_db_pool_in_use',
+      'Statements holding a connection of the request pool',
+      (stats) => stats.inUse,
+    ),
     poolGauge(
       'partner_api_db_pool_waiting',
       'Statements waiting for a connection of the request pool',
