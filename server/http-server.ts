@@ -110,7 +110,13 @@ function reset(socket: net.Socket) {
   if (!socket.destroyed) socket.resetAndDestroy();
 }
 
-type ConnectionState = { active: number; idleSince: number; requests: number; group: string };
+type ConnectionState = {
+  /** Responses in progress (more than one only when requests are pipelined). */
+  responses: Set<http.ServerResponse>;
+  idleSince: number;
+  requests: number;
+  group: string;
+};
 
 /**
  * The HTTP server around the app. Requests Node's own parser refuses (a malformed request line, headers
@@ -171,7 +177,7 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
   // response is reset at once; an idle connection is ended and given a moment to take what is still on
   // its way before it is reset, so a reader that never reads cannot leave its bytes in the kernel.
   server.on('timeout', (socket: net.Socket) => {
-    const pending = socket.writableLength > 0 || (connections.get(socket)?.active ?? 0) > 0;
+    const pending = socket.writableLength > 0 || (connections.get(socket)?.responses.size ?? 0) > 0;
     if (pending || socket.writableEnded) reset(socket);
     else linger(socket);
   });
@@ -188,7 +194,7 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
       return;
     }
     perAddress.set(group, open + 1);
-    const state: ConnectionState = { active: 0, idleSince: Date.now(), requests: 0, group };
+    const state: ConnectionState = { responses: new Set(), idleSince: Date.now(), requests: 0, group };
     connections.set(socket, state);
     // A connection that has sent no complete request by then is closed (D-21); Node's headersTimeout
     // alone would hold it for a minute or more.
@@ -208,7 +214,7 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
   server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const state = connections.get(req.socket);
     if (state) {
-      state.active += 1;
+      state.responses.add(res);
       state.requests += 1;
     }
     if (draining) res.setHeader('Connection', 'close');
@@ -220,7 +226,7 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
     });
     res.once('close', () => {
       if (!state) return;
-      state.active -= 1;
+      state.responses.delete(res);
       state.idleSince = Date.now();
     });
   });
@@ -228,6 +234,9 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
   server.drain = (timeoutMs: number) =>
     new Promise<boolean>((resolve) => {
       draining = true;
+      // A request already in progress closes its connection once answered, too.
+      for (const state of connections.values())
+        for (const res of state.responses) if (!res.headersSent) res.setHeader('Connection', 'close');
       let sweep: NodeJS.Timeout | undefined;
       const deadline = setTimeout(() => {
         clearInterval(sweep);
@@ -244,7 +253,7 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
       const closeIdle = () => {
         const now = Date.now();
         for (const [socket, state] of connections)
-          if (state.active === 0 && now - state.idleSince >= IDLE_GRACE_MS && !socket.writableEnded) {
+          if (state.responses.size === 0 && now - state.idleSince >= IDLE_GRACE_MS && !socket.writableEnded) {
             linger(socket);
           }
       };
