@@ -63,11 +63,7 @@ export function createApp(
     }
   });
 
-  const document = openApiDocument();
-  app.get('/partner/v1/openapi.json', (_req, res) => {
-    res.json(document);
-  });
-  app.use(docsRouter());
+  app.use(docsRouter(openApiDocument()));
 
   const createContext = httpContextFactory(services);
 

@@ -165,8 +165,15 @@ function notModified(req: Request, etag: string, lastModified: string) {
 const PAGE_CACHE = 'no-cache';
 const ASSET_CACHE = 'public, max-age=3600';
 
-export function docsRouter(): Router {
+/** The docs (D-15) and the OpenAPI document at /partner/v1/openapi.json, each served from memory. */
+export function docsRouter(openApiDocument: object): Router {
   const started = new Date();
+  const document = staticBody(
+    'application/json; charset=utf-8',
+    Buffer.from(JSON.stringify(openApiDocument)),
+    started,
+    PAGE_CACHE,
+  );
   const guide = staticBody('text/html; charset=utf-8', Buffer.from(renderGuide()), statSync(GUIDE).mtime, PAGE_CACHE);
   const sdkGuide = staticBody(
     'text/html; charset=utf-8',
@@ -184,6 +191,7 @@ export function docsRouter(): Router {
   );
   // Only the exact spelling of a path is served (D-12): `/DOCS` and `/docs/` are other paths.
   const router = express.Router({ caseSensitive: true, strict: true });
+  router.get('/partner/v1/openapi.json', (req, res, next) => sendStatic(req, res, document).catch(next));
   router.get('/docs', (req, res, next) => sendStatic(req, res, guide).catch(next));
   router.get('/docs/sdk', (req, res, next) => sendStatic(req, res, sdkGuide).catch(next));
   router.get('/docs/reference', (req, res, next) => sendStatic(req, res, reference).catch(next));
