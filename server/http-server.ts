@@ -137,6 +137,8 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
       keepAliveTimeout: bounds.KEEP_ALIVE_TIMEOUT_MS,
       // Above the keep-alive timeout, so an idle connection is the keep-alive timer's to close (D-21).
       headersTimeout: bounds.KEEP_ALIVE_TIMEOUT_MS + 1_000,
+      // Node's default, unless that would be below headersTimeout (which Node refuses).
+      requestTimeout: Math.max(300_000, bounds.KEEP_ALIVE_TIMEOUT_MS + 1_000),
       connectionsCheckingInterval: 5_000,
     },
     app,
@@ -145,13 +147,16 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
   // Inactivity while a request is in progress: nothing moved either way for this long (D-21).
   server.timeout = bounds.SEND_TIMEOUT_MS;
 
-  const refusals = { process: 0, perAddress: 0, loggedAt: 0 };
-  const refused = (kind: 'process' | 'perAddress') => {
+  // Refusals are counted and logged once per interval, so an attack is one line every few seconds.
+  const refusals = { process: 0, perAddress: 0 };
+  let flush: NodeJS.Timeout | undefined;
+  const refused = (kind: keyof typeof refusals) => {
     refusals[kind] += 1;
-    const now = Date.now();
-    if (now - refusals.loggedAt < REFUSAL_LOG_INTERVAL_MS) return;
-    log.warn('connections refused over their cap', { process: refusals.process, perAddress: refusals.perAddress });
-    Object.assign(refusals, { process: 0, perAddress: 0, loggedAt: now });
+    flush ??= setTimeout(() => {
+      log.warn('connections refused over their cap', { ...refusals, withinMs: REFUSAL_LOG_INTERVAL_MS });
+      Object.assign(refusals, { process: 0, perAddress: 0 });
+      flush = undefined;
+    }, REFUSAL_LOG_INTERVAL_MS).unref();
   };
   // Node closes a connection over MAX_CONNECTIONS itself, at accept.
   server.on('drop', () => refused('process'));
