@@ -149,13 +149,13 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
 
   // Refusals are counted and logged once per interval, so an attack is one line every few seconds.
   const refusals = { process: 0, perAddress: 0 };
-  let flush: NodeJS.Timeout | undefined;
   const refused = (kind: keyof typeof refusals) => {
+    const first = refusals.process + refusals.perAddress === 0;
     refusals[kind] += 1;
-    flush ??= setTimeout(() => {
+    if (!first) return;
+    setTimeout(() => {
       log.warn('connections refused over their cap', { ...refusals, withinMs: REFUSAL_LOG_INTERVAL_MS });
       Object.assign(refusals, { process: 0, perAddress: 0 });
-      flush = undefined;
     }, REFUSAL_LOG_INTERVAL_MS).unref();
   };
   // Node closes a connection over MAX_CONNECTIONS itself, at accept.
