@@ -64,7 +64,12 @@ export async function startServer(
   options: Parameters<typeof createApp>[1] = {},
   limits: Partial<ConnectionLimits> = {},
 ) {
-  const server = createHttpServer(createApp(services, options), services.log, limits).listen(0, '127.0.0.1');
+  // Every test client comes from 127.0.0.1, standing in for many clients: no per-address cap unless a
+  // test sets one (test/connections.test.ts); the other bounds are the production defaults.
+  const server = createHttpServer(createApp(services, options), services.log, {
+    MAX_CONNECTIONS_PER_ADDRESS: 0,
+    ...limits,
+  }).listen(0, '127.0.0.1');
   servers.push(server);
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
