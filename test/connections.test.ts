@@ -220,6 +220,7 @@ describe('unread responses (D-21)', () => {
 describe('docs and the OpenAPI document: caching and compression (D-21)', () => {
   it.each([
     '/docs',
+    '/docs/sdk',
     '/docs/reference',
     '/docs/assets/swagger-ui.css',
     '/docs/assets/swagger-ui-bundle.js',
@@ -286,6 +287,7 @@ describe('edges of HTTP, in the envelope (D-12)', () => {
   it.each([
     '/DOCS',
     '/Docs',
+    '/docs/SDK',
     '/docs/',
     '/DOCS/reference',
     '/docs/Reference',
