@@ -44,7 +44,7 @@ export const configSchema = z
      * with Retry-After; below the deadline (checked below). By default a quarter of the deadline, at most 1 s.
      */
     DB_POOL_WAIT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
-    /** D-17/D-20: SIGTERM finishes in-flight requests for at most this long before closing anyway. */
+    /** D-17/D-20/D-21: SIGTERM: the whole shutdown (in-flight requests, closing the stores) takes at most this. */
     DRAIN_TIMEOUT_MS: integer(0, 600_000, 10_000),
     /** D-21: connections open at once in this process; more are closed as they arrive. */
     MAX_CONNECTIONS: integer(1, 1_000_000, 4_000),
