@@ -22,12 +22,17 @@ export function createApp(
     trustProxy?: number | string | undefined;
     /** D-20: a request still unanswered then gets the 500 envelope and its queries are cancelled. */
     deadlineMs?: number;
+    /** D-20: true from the stop signal on; `/readyz` then answers 503 so balancers stop routing here. */
+    draining?: () => boolean;
   } = {},
 ) {
   const app = express();
   // The client address (refused-key budget, D-14) comes from X-Forwarded-For only behind trusted proxies.
   app.set('trust proxy', options.trustProxy ?? false);
   app.disable('x-powered-by');
+  // Only the exact spelling of a path is served (`/DOCS` and `/docs/` are not `/docs`, D-12).
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.set('etag', false);
   // Repeated parameters must stay arrays (so they fail validation, D-11) and `a[]=` must not nest.
   app.set('query parser', 'simple');
@@ -42,6 +47,10 @@ export function createApp(
   // D-20: the answer comes within 1 s, 503 when the database does not answer by then (down or stalled).
   // D-21: asked on the control client, so a busy or exhausted request pool does not make it 503.
   app.get('/readyz', async (_req, res) => {
+    if (options.draining?.()) {
+      res.status(503).json({ status: 'draining' });
+      return;
+    }
     const signal = AbortSignal.any([res.locals.signal as AbortSignal, AbortSignal.timeout(READY_WITHIN_MS)]);
     try {
       await untilAborted(signal, () => services.control.execute(sql`select 1`));
@@ -52,11 +61,7 @@ export function createApp(
     }
   });
 
-  const document = openApiDocument();
-  app.get('/partner/v1/openapi.json', (_req, res) => {
-    res.json(document);
-  });
-  app.use(docsRouter());
+  app.use(docsRouter(openApiDocument()));
 
   const createContext = httpContextFactory(services);
 
@@ -149,6 +154,10 @@ function requestLifetime(deadlineMs: number) {
  */
 function exactRequests(req: Request, res: Response, next: NextFunction) {
   if (req.httpVersion === '1.1' && req.headers.host === undefined)
+    return sendError(res, 'PARTNER_API_INVALID_PARAMETER');
+  // An expectation the server cannot meet (anything but 100-continue, RFC 9110 §10.1.1).
+  const expectation = req.headers.expect;
+  if (expectation !== undefined && expectation.toLowerCase() !== '100-continue')
     return sendError(res, 'PARTNER_API_INVALID_PARAMETER');
   const segments = pathOf(req).split('/').slice(1);
   const inexact = segments.some((segment, index) => {

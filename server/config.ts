@@ -44,8 +44,26 @@ export const configSchema = z
      * with Retry-After; below the deadline (checked below). By default a quarter of the deadline, at most 1 s.
      */
     DB_POOL_WAIT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
-    /** D-17/D-20: SIGTERM finishes in-flight requests for at most this long before closing anyway. */
+    /** D-17/D-20/D-21: SIGTERM: the whole shutdown (in-flight requests, closing the stores) takes at most this. */
     DRAIN_TIMEOUT_MS: integer(0, 600_000, 10_000),
+    /** D-21: connections open at once in this process; more are closed as they arrive. */
+    MAX_CONNECTIONS: integer(1, 1_000_000, 4_000),
+    /**
+     * D-21: connections open at once from one TCP peer (IPv6 grouped by /64); more are closed as they
+     * arrive. 0 turns the cap off. Off by default when TRUST_PROXY is set: every connection then comes
+     * from the proxy.
+     */
+    MAX_CONNECTIONS_PER_ADDRESS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
+    /** D-21: a connection that has not sent a complete request by then is closed. */
+    FIRST_REQUEST_TIMEOUT_MS: integer(100, 600_000, 10_000),
+    /** D-21: an idle keep-alive connection is closed after this long (above load balancers' 60 s). */
+    KEEP_ALIVE_TIMEOUT_MS: integer(1_000, 600_000, 65_000),
+    /**
+     * D-21: a connection over which no byte has moved for this long while a response is due is reset, so
+     * a reader that stalls cannot hold the response (and the kernel's copy of it); likewise a large docs
+     * asset not taken by its client within it.
+     */
+    SEND_TIMEOUT_MS: integer(1_000, 600_000, 30_000),
     /**
      * D-22: Prometheus metrics at GET /metrics on this port, a listener of its own (never the partner
      * port); off unless set. Bound to METRICS_HOST, by default HOST.
@@ -76,8 +94,9 @@ export const configSchema = z
         .optional(),
     ),
   })
-  .transform(({ DB_STATEMENT_TIMEOUT_MS, DB_POOL_WAIT_MS, ...env }) => ({
+  .transform(({ DB_STATEMENT_TIMEOUT_MS, DB_POOL_WAIT_MS, MAX_CONNECTIONS_PER_ADDRESS, ...env }) => ({
     ...env,
+    MAX_CONNECTIONS_PER_ADDRESS: MAX_CONNECTIONS_PER_ADDRESS ?? (env.TRUST_PROXY === undefined ? 100 : 0),
     // By default a statement gets most of the deadline, leaving time to answer.
     DB_STATEMENT_TIMEOUT_MS: DB_STATEMENT_TIMEOUT_MS ?? Math.max(50, Math.floor(env.REQUEST_DEADLINE_MS * 0.8)),
     // A call that cannot get a connection fails well before its deadline.
@@ -104,6 +123,10 @@ export const configSchema = z
         path: ['METRICS_PORT'],
         message: 'must not be PORT (metrics never share the partner port)',
       });
+    }
+    // A request's bytes can legitimately stand still while it is being answered, up to its deadline.
+    if (env.SEND_TIMEOUT_MS <= env.REQUEST_DEADLINE_MS) {
+      ctx.addIssue({ code: 'custom', path: ['SEND_TIMEOUT_MS'], message: 'must be above REQUEST_DEADLINE_MS' });
     }
     if (Boolean(env.UPSTASH_REDIS_REST_URL) !== Boolean(env.UPSTASH_REDIS_REST_TOKEN)) {
       ctx.addIssue({

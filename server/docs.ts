@@ -1,7 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import express, { type Router } from 'express';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import express, { type Request, type Response, type Router } from 'express';
 import { Marked } from 'marked';
 import { gfmHeadingId } from 'marked-gfm-heading-id';
 
@@ -92,23 +95,111 @@ const REFERENCE = page(
 </script>`,
 );
 
-export function docsRouter(): Router {
-  const guide = renderGuide();
-  const sdkGuide = renderSdkGuide();
-  const router = express.Router();
-  router.get('/docs', (_req, res) => {
-    res.type('html').send(guide);
-  });
-  router.get('/docs/sdk', (_req, res) => {
-    res.type('html').send(sdkGuide);
-  });
-  router.get('/docs/reference', (_req, res) => {
-    res.type('html').send(REFERENCE);
-  });
+/**
+ * A response body held once in memory, identity and gzip. Every response shares these buffers: a client
+ * that does not read holds a reference, not a copy, so unread responses cost the server no memory of
+ * their own (D-21; their connections are bounded in number and time by server/http-server.ts). The gzip
+ * form is made once, on the first request that accepts it.
+ */
+type StaticBody = {
+  type: string;
+  identity: Buffer;
+  gzipped: () => Promise<Buffer>;
+  etag: string;
+  lastModified: string;
+  cacheControl: string;
+};
+
+const gzipAsync = promisify(gzip);
+
+function staticBody(type: string, identity: Buffer, modified: Date, cacheControl: string): StaticBody {
+  let gzipped: Promise<Buffer> | undefined;
+  return {
+    type,
+    identity,
+    gzipped: () => {
+      gzipped ??= gzipAsync(identity, { level: 9 });
+      return gzipped;
+    },
+    etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`,
+    lastModified: new Date(Math.floor(modified.getTime() / 1000) * 1000).toUTCString(),
+    cacheControl,
+  };
+}
+
+/** Answers with the body, 304 when the client's copy is current, gzip when the client accepts it. */
+async function sendStatic(req: Request, res: Response, body: StaticBody) {
+  const gzip = req.acceptsEncodings('gzip', 'identity') === 'gzip';
+  res.setHeader('Content-Type', body.type);
+  res.setHeader('Cache-Control', body.cacheControl);
+  res.setHeader('Last-Modified', body.lastModified);
+  res.setHeader('Vary', 'Accept-Encoding');
+  // One validator per representation, so a cache never serves one encoding for the other.
+  res.setHeader('ETag', gzip ? `${body.etag.slice(0, -1)}-gzip"` : body.etag);
+  if (notModified(req, res.getHeader('ETag') as string, body.lastModified)) {
+    res.status(304).end();
+    return;
+  }
+  const bytes = gzip ? await body.gzipped() : body.identity;
+  if (gzip) res.setHeader('Content-Encoding', 'gzip');
+  res.setHeader('Content-Length', bytes.length);
+  res.end(req.method === 'HEAD' ? undefined : bytes);
+}
+
+/**
+ * RFC 9110 §13.2.2: If-None-Match decides when present (weak comparison), else If-Modified-Since. A
+ * request's Cache-Control is for caches, not for the origin's conditional evaluation (fetch sends
+ * `no-cache` with every conditional request).
+ */
+function notModified(req: Request, etag: string, lastModified: string) {
+  const noneMatch = req.get('if-none-match');
+  if (noneMatch !== undefined) {
+    const weak = (tag: string) => tag.trim().replace(/^W\//, '');
+    return noneMatch.trim() === '*' || noneMatch.split(',').some((tag) => weak(tag) === weak(etag));
+  }
+  const since = Date.parse(req.get('if-modified-since') ?? '');
+  return !Number.isNaN(since) && Date.parse(lastModified) <= since;
+}
+
+/** Pages change with a deploy: revalidated each time (a 304 is cheap). Assets: an hour, then revalidated. */
+const PAGE_CACHE = 'no-cache';
+const ASSET_CACHE = 'public, max-age=3600';
+
+/** The docs (D-15) and the OpenAPI document at /partner/v1/openapi.json, each served from memory. */
+export function docsRouter(openApiDocument: object): Router {
+  const started = new Date();
+  const document = staticBody(
+    'application/json; charset=utf-8',
+    Buffer.from(JSON.stringify(openApiDocument)),
+    started,
+    PAGE_CACHE,
+  );
+  const guide = staticBody('text/html; charset=utf-8', Buffer.from(renderGuide()), statSync(GUIDE).mtime, PAGE_CACHE);
+  const sdkGuide = staticBody(
+    'text/html; charset=utf-8',
+    Buffer.from(renderSdkGuide()),
+    statSync(SDK_GUIDE).mtime,
+    PAGE_CACHE,
+  );
+  const reference = staticBody('text/html; charset=utf-8', Buffer.from(REFERENCE), started, PAGE_CACHE);
+  const assets = new Map(
+    [...ASSETS].map((file) => {
+      const at = path.join(SWAGGER_UI, file);
+      const type = file.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
+      return [file, staticBody(type, readFileSync(at), statSync(at).mtime, ASSET_CACHE)] as const;
+    }),
+  );
+  // Only the exact spelling of a path is served (D-12): `/DOCS` and `/docs/` are other paths.
+  const router = express.Router({ caseSensitive: true, strict: true });
+  router.get('/partner/v1/openapi.json', (req, res, next) => sendStatic(req, res, document).catch(next));
+  router.get('/docs', (req, res, next) => sendStatic(req, res, guide).catch(next));
+  router.get('/docs/sdk', (req, res, next) => sendStatic(req, res, sdkGuide).catch(next));
+  router.get('/docs/reference', (req, res, next) => sendStatic(req, res, reference).catch(next));
   router.get('/docs/assets/:file', (req, res, next) => {
     // Anything else under /docs/assets falls through to the API's 404 envelope.
-    if (!ASSETS.has(req.params.file)) return next();
-    res.sendFile(req.params.file, { root: SWAGGER_UI, maxAge: '1h' });
+    const asset = assets.get(req.params.file);
+    if (!asset) return next();
+    sendStatic(req, res, asset).catch(next);
   });
   return router;
 }

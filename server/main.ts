@@ -6,7 +6,7 @@ import { traceStatements } from '../db/traced-statements';
 import { scheduleDailyAggregate } from './aggregate-schedule';
 import { createApp } from './app';
 import { ConfigError, parseConfig } from './config';
-import { createHttpServer } from './http-server';
+import { connectionLimits, createHttpServer } from './http-server';
 import { createLogger } from './logger';
 import { enableMetrics, startMetricsServer } from './metrics';
 import { policies } from './ratelimit/limiter';
@@ -71,8 +71,13 @@ async function main() {
       log,
     });
   }
-  const app = createApp(services, { trustProxy: config.TRUST_PROXY, deadlineMs: config.REQUEST_DEADLINE_MS });
-  const server = createHttpServer(app, log);
+  let stopping = false;
+  const app = createApp(services, {
+    trustProxy: config.TRUST_PROXY,
+    deadlineMs: config.REQUEST_DEADLINE_MS,
+    draining: () => stopping,
+  });
+  const server = createHttpServer(app, log, connectionLimits(config));
   server.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   // Starting leaves garbage that nothing else would collect while the process idles (loading the
@@ -104,34 +109,47 @@ async function main() {
     );
   }
 
-  let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    const deadline = Date.now() + config.DRAIN_TIMEOUT_MS;
+    const remaining = () => Math.max(0, deadline - Date.now());
     log.info('draining', { signal, drainMs: config.DRAIN_TIMEOUT_MS });
-    // D-17/D-20: stop accepting, answer what is in flight (Connection: close), close idle connections;
-    // the schedule stops first, so no rebuild starts while draining. A request's deadline is its own
-    // bound, so the drain time is only overrun by requests that outlive theirs.
+    // D-17/D-20/D-21: from here /readyz answers 503; stop accepting, answer what is in flight (Connection:
+    // close), close idle connections; the schedule stops first, so no rebuild starts while draining. The
+    // drain time bounds the whole shutdown: the stores get what the HTTP drain left, and the process
+    // exits then whatever they are doing (a stalled store must not hold it).
     const scheduleStopped = aggregateSchedule.stop();
-    const drained = await server.drain(config.DRAIN_TIMEOUT_MS);
-    await scheduleStopped;
-    // Each closes on its own: a stalled store must not keep the database open.
-    // The metrics stay scrapable through the drain; the last spans are exported with the rest.
+    const drained = await server.drain(remaining());
+    await within(scheduleStopped, remaining());
+    // The metrics stay scrapable through the drain; the last spans are exported with the rest, in what is left.
     metricsServer?.close();
     metricsServer?.closeAllConnections();
-    const [databaseClosed, limiterClosed] = await Promise.allSettled([
-      database.close(),
-      store?.close(),
-      traced?.shutdown(),
+    const [databaseClosed, limiterClosed] = await Promise.all([
+      within(database.close(), remaining()),
+      store ? within(store.close(), remaining()) : Promise.resolve('in-process' as const),
+      traced ? within(traced.shutdown(), remaining()) : undefined,
     ]);
-    for (const result of [databaseClosed, limiterClosed])
-      if (result?.status === 'rejected') log.error('close failed', { error: result.reason });
+    for (const [name, outcome] of [
+      ['database', databaseClosed],
+      ['limiter', limiterClosed],
+    ] as const)
+      if (outcome instanceof Error) log.error('close failed', { store: name, error: outcome });
+    const describe = (outcome: unknown) =>
+      outcome instanceof Error
+        ? 'failed'
+        : outcome === TIMED_OUT
+          ? 'timed out'
+          : outcome === 'in-process'
+            ? outcome
+            : 'closed';
     log.info('stopped', {
       drained,
-      database: databaseClosed?.status === 'fulfilled' ? 'closed' : 'failed',
-      limiter: store ? (limiterClosed?.status === 'fulfilled' ? 'closed' : 'failed') : 'in-process',
+      database: describe(databaseClosed),
+      limiter: describe(limiterClosed),
+      ms: config.DRAIN_TIMEOUT_MS - remaining(),
     });
-    process.exit(drained && databaseClosed?.status === 'fulfilled' ? 0 : 1);
+    process.exit(drained && describe(databaseClosed) === 'closed' ? 0 : 1);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -153,6 +171,24 @@ async function main() {
 
 function collectGarbage() {
   (globalThis as { gc?: (options?: object) => void }).gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+}
+
+const TIMED_OUT = Symbol('timed out');
+
+/** What the work settled with (an Error if it failed), or TIMED_OUT if `ms` passed first. */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | Error | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
+  });
+  try {
+    return await Promise.race([
+      work.catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -71,6 +71,9 @@ const bounded = t.middleware(async ({ ctx, path, next }) => {
   return result;
 });
 
+/** Every character a key can have (db/keys.ts): letters, digits and the underscore of its prefix. */
+const KEY_ALPHABET = /^[A-Za-z0-9_]+$/;
+
 /** The caller's partner, once the key is accepted. */
 export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
 
@@ -84,8 +87,11 @@ export type PartnerScope = { partnerId: number; keyId: number; keyHash: string }
 export async function admit(ctx: RequestContext, calls: number): Promise<PartnerScope> {
   const { keys, refused, policy, limiter } = ctx.rateLimit;
   const arrivedAt = keys.now();
-  const presented = ctx.apiKey?.trim();
+  // Only HTTP's optional whitespace (space, tab) around the value is not part of the key; anything else
+  // outside the key alphabet (a no-break space, say) makes it a key that does not exist (D-4, D-13).
+  const presented = ctx.apiKey?.replace(/^[\t ]+|[\t ]+$/g, '');
   const keyHash = presented ? hashApiKey(presented) : undefined;
+  const wellFormed = presented !== undefined && KEY_ALPHABET.test(presented);
   const now = ctx.now().getTime();
   const refusal = (key: ApiKeyState | undefined): PartnerErrorCode | undefined => {
     if (!key) return keyHash ? 'PARTNER_API_KEY_INVALID' : 'PARTNER_API_KEY_REQUIRED';
@@ -95,13 +101,13 @@ export async function admit(ctx: RequestContext, calls: number): Promise<Partner
     return undefined;
   };
 
-  let key = keyHash ? await keys.known(keyHash) : undefined;
+  let key = keyHash && wellFormed ? await keys.known(keyHash) : undefined;
   if (refusal(key)) {
     // D-14: a call the directory does not hold as valid counts against its address first, atomically,
     // before any lookup; the lookup (a directory load after its arrival) is shared by every such call.
     const guard = await refused.limit(ctx.clientAddress);
     metrics()?.guardDecisions.inc({ decision: guard.success ? 'admitted' : 'refused' });
-    if (keyHash && !key) key = await keys.reloaded(keyHash, arrivedAt);
+    if (keyHash && wellFormed && !key) key = await keys.reloaded(keyHash, arrivedAt);
     if (key) noteKey(ctx, key);
     const code = refusal(key);
     if (code && !guard.success) {
