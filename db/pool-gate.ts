@@ -9,18 +9,23 @@ import { QueryAbortedError } from './cancellation';
  * always finds an idle connection:
  * - the wait for a permit is bounded (`waitMs`); past it the statement fails with PoolBusyError, which the
  *   API answers with the 500 envelope and `Retry-After`, long before the request's deadline;
- * - a lane (the resource a call reads, set by the procedure) holds at most half the permits, so a slow or
- *   locked table can take at most half the pool and the other resources keep the rest;
+ * - a lane (the resource a call reads, set by the procedure) holds at most half the permits, and every lane
+ *   seen that holds none keeps one permit in reserve: a slow or locked table read by several resources
+ *   (every report joins shops) cannot take the last permit of a resource that never reads it;
  * - a waiter whose query signal aborts (the client has gone, the deadline passed) leaves the queue at once;
  * - a permit is held until its statement settles, so a stalled database holds them all and new calls fail
  *   after the wait instead of each holding its socket to the deadline; but no longer than `holdLimitMs`
  *   (connecting plus the statement timeout, and a margin): a statement still pending then is on a dead
  *   connection (postgres.js can leave a statement pending for good on a connection reset by the network),
- *   and its permit must not be lost with it.
+ *   and its permit must not be lost with it. A transaction takes its permit without that limit: it may
+ *   outlive any one statement (the daily build lifts the statement timeout), and its connection is busy
+ *   until it ends.
  */
 export class PoolGate {
   private inUse = 0;
   private readonly lanes = new Map<string, number>();
+  /** Every lane seen, for the reserve each idle one keeps. */
+  private readonly known = new Set<string>();
   private readonly waiters: Waiter[] = [];
   private closed = false;
   readonly laneLimit: number;
@@ -45,12 +50,13 @@ export class PoolGate {
    * rejects with PoolBusyError after the wait, QueryAbortedError when `signal` aborts, PoolClosedError
    * once closed.
    */
-  acquire(lane = statementLane(), signal?: AbortSignal): Promise<() => void> {
+  acquire(lane = statementLane(), signal?: AbortSignal, { holdLimit = true } = {}): Promise<() => void> {
     if (this.closed) return Promise.reject(new PoolClosedError());
+    if (lane !== undefined) this.known.add(lane);
     if (signal?.aborted) return Promise.reject(new QueryAbortedError(signal.reason));
     // Queued, then admitted at once if it fits: waiters ahead of it whose lane is full do not hold it up.
     const admitted = new Promise<() => void>((resolve, reject) => {
-      const waiter: Waiter = { lane, grant: resolve, fail: reject, leave: () => {} };
+      const waiter: Waiter = { lane, holdLimit, grant: resolve, fail: reject, leave: () => {} };
       const onAbort = () => waiter.fail(new QueryAbortedError(signal?.reason));
       const timer =
         this.waitMs === undefined
@@ -84,10 +90,17 @@ export class PoolGate {
   }
 
   private fits(lane: string | undefined) {
-    return this.inUse < this.size && (lane === undefined || (this.lanes.get(lane) ?? 0) < this.laneLimit);
+    if (this.inUse >= this.size) return false;
+    const held = lane === undefined ? 0 : (this.lanes.get(lane) ?? 0);
+    if (held >= this.laneLimit) return false;
+    if (lane !== undefined && held === 0) return true;
+    // Other lanes that hold nothing keep one permit each.
+    let reserved = 0;
+    for (const other of this.known) if (other !== lane && !this.lanes.has(other)) reserved += 1;
+    return this.size - this.inUse > reserved;
   }
 
-  private take(lane: string | undefined): () => void {
+  private take(lane: string | undefined, holdLimit = true): () => void {
     this.inUse += 1;
     if (lane !== undefined) this.lanes.set(lane, (this.lanes.get(lane) ?? 0) + 1);
     let released = false;
@@ -103,7 +116,8 @@ export class PoolGate {
       }
       this.admitWaiting();
     };
-    const limit = this.holdLimitMs === undefined ? undefined : setTimeout(release, this.holdLimitMs).unref();
+    const limit =
+      this.holdLimitMs === undefined || !holdLimit ? undefined : setTimeout(release, this.holdLimitMs).unref();
     return release;
   }
 
@@ -111,13 +125,14 @@ export class PoolGate {
   private admitWaiting() {
     for (const waiter of [...this.waiters]) {
       if (this.inUse >= this.size) return;
-      if (this.fits(waiter.lane)) waiter.grant(this.take(waiter.lane));
+      if (this.fits(waiter.lane)) waiter.grant(this.take(waiter.lane, waiter.holdLimit));
     }
   }
 }
 
 type Waiter = {
   lane: string | undefined;
+  holdLimit: boolean;
   grant: (release: () => void) => void;
   fail: (error: Error) => void;
   leave: () => void;

@@ -61,9 +61,9 @@ export function requestStatements(sql: Sql, gate: PoolGate, control: Sql): Sql {
       : query;
   };
   const statement = (...args: Args) => run(args, querySignal(), statementLane(), RERUNS_AFTER_FOREIGN_CANCEL);
-  // A transaction holds a connection for its whole length: it holds a permit as long.
+  // A transaction holds a connection for its whole length: it holds a permit as long, past the hold limit.
   const transaction = async (...args: unknown[]) => {
-    const release = await gate.acquire(undefined, querySignal());
+    const release = await gate.acquire(undefined, querySignal(), { holdLimit: false });
     try {
       return await begin(...args);
     } finally {

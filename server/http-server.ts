@@ -164,7 +164,11 @@ export function createHttpServer(app: Express, log: Logger, limits: Partial<Conn
   server.on('clientError', (error: NodeJS.ErrnoException, socket: net.Socket) => {
     const requestId = randomUUID();
     log.warn('request refused by the HTTP parser', { requestId, code: error.code, error });
-    if (!socket.writable) return socket.destroy();
+    // A response already under way on this connection (a pipelined request) must not get our bytes spliced
+    // into it; nor does a connection that timed out get a 400 for a request it never finished.
+    const inProgress = (socket as net.Socket & { _httpMessage?: http.ServerResponse })._httpMessage;
+    if (!socket.writable || inProgress?.headersSent || error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+      return socket.destroy();
     answerRaw(socket, 'PARTNER_API_INVALID_PARAMETER', requestId);
   });
   // An expectation Node does not know (not 100-continue) goes to the app, which refuses it in the

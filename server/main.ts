@@ -120,7 +120,10 @@ async function main() {
     // drain time bounds the whole shutdown: the stores get what the HTTP drain left, and the process
     // exits then whatever they are doing (a stalled store must not hold it).
     const scheduleStopped = aggregateSchedule.stop();
-    const drained = await server.drain(remaining());
+    // The stores keep a share of the budget: a request running to its deadline must not leave them none.
+    const drained = await server.drain(
+      Math.max(0, remaining() - Math.min(STORE_CLOSE_RESERVE_MS, config.DRAIN_TIMEOUT_MS / 5)),
+    );
     await within(scheduleStopped, remaining());
     // The metrics stay scrapable through the drain; the last spans are exported with the rest, in what is left.
     metricsServer?.close();
@@ -174,6 +177,8 @@ function collectGarbage() {
 }
 
 const TIMED_OUT = Symbol('timed out');
+/** Of the drain time, what closing the database and the limiter may use at most (the database closes within 2 s). */
+const STORE_CLOSE_RESERVE_MS = 2_000;
 
 /** What the work settled with (an Error if it failed), or TIMED_OUT if `ms` passed first. */
 async function within<T>(work: Promise<T>, ms: number): Promise<T | Error | typeof TIMED_OUT> {

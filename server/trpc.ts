@@ -116,8 +116,8 @@ export async function admit(ctx: RequestContext, calls: number): Promise<Partner
     }
     if (code) throw new PartnerApiError(code);
     // A key issued since the last load: valid after all, so it takes nothing from the address's budget
-    // and is never refused for what others sent from there.
-    await refused.refund(ctx.clientAddress);
+    // and is never refused for what others sent from there (a refused guard counted nothing to give back).
+    if (guard.success) await refused.refund(ctx.clientAddress);
   }
   if (!key || !keyHash) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR');
   noteKey(ctx, key);

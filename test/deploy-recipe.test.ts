@@ -76,6 +76,22 @@ describe('the container recipe and CI rehearse the same scripts', () => {
     }
   });
 
+  it('keeps every COPY source in the build context (.dockerignore excludes none of them)', () => {
+    const ignore = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
+    const sources = instructions
+      .filter((line) => line.startsWith('COPY ') && !line.includes('--from'))
+      .flatMap((line) => line.split(/\s+/).slice(1, -1));
+    for (const source of sources) {
+      const parts = source.split('/');
+      const excluded = parts.some((_, i) => ignore.includes(parts.slice(0, i + 1).join('/')));
+      const reincluded = ignore.includes(`!${source}`);
+      expect(!excluded || reincluded, `.dockerignore excludes ${source}`).toBe(true);
+    }
+  });
+
   it('starts what `npm start` execs, with the same default heap cap, as an unprivileged user', () => {
     const cmd = instructions.find((line) => line.startsWith('CMD '))?.slice('CMD '.length) ?? '';
     expect((JSON.parse(cmd) as string[]).join(' ')).toBe(startCommand);
