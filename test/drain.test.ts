@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -6,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { DRIVER, openTestDatabase } from './support/database';
 import { startFaultProxy } from './support/fault-proxy';
+import { listeningLine, spawnLogged } from './support/server-process';
 
 // D-17/D-20: SIGTERM under keep-alive load. The real server process (as `npm start`
 // runs it, on the test database when TEST_DATABASE_URL is set, else the embedded default) is stopped
@@ -16,23 +16,12 @@ let databaseUrl: string | undefined;
 /** The real server process, as `npm start` runs it, with its JSON log lines as they come. */
 async function startServerProcess(env: Record<string, string>) {
   const root = path.resolve(import.meta.dirname, '..');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const started = spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const lines: Record<string, unknown>[] = [];
-  let buffered = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    for (const line of parts) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await expect.poll(() => lines.find((line) => line.msg === 'listening'), { timeout: 60_000 }).toBeDefined();
-  const base = String(lines.find((line) => line.msg === 'listening')?.base);
-  return { child, lines, exited, base };
+  const base = String((await listeningLine(started.lines)).base);
+  return { ...started, base };
 }
 beforeAll(async () => {
   databaseUrl = (await openTestDatabase()).url;

@@ -1,10 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { DRIVER, openTestDatabase } from './support/database';
+import { type LoggedProcess, listeningLine, spawnLogged } from './support/server-process';
 
 // D-24 and D-20: a process manager or container runtime signals the process it started. Whether that is
 // npm (`npm start`, which execs node) or node itself running the compiled server, SIGTERM and SIGINT reach
@@ -27,10 +28,10 @@ afterEach(() => {
   started.clear();
 });
 
-type Started = { child: ChildProcess; lines: Record<string, unknown>[]; exited: Promise<number | null> };
+type Started = LoggedProcess;
 
 function start(command: string, args: string[]): Started {
-  const child = spawn(command, args, {
+  return spawnLogged(command, args, {
     cwd: ROOT,
     env: {
       PATH,
@@ -43,16 +44,6 @@ function start(command: string, args: string[]): Started {
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const lines: Record<string, unknown>[] = [];
-  let buffered = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    for (const line of parts) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, lines, exited };
 }
 
 /** The PIDs of a process's children (Linux); empty where /proc does not say. */
@@ -82,8 +73,7 @@ const refused = (port: number) =>
   });
 
 async function signalAndCheck({ child, lines, exited }: Started, signal: NodeJS.Signals) {
-  await expect.poll(() => lines.find((line) => line.msg === 'listening'), { timeout: 90_000 }).toBeDefined();
-  const base = String(lines.find((line) => line.msg === 'listening')?.base);
+  const base = String((await listeningLine(lines, 90_000)).base);
   const port = Number(new URL(base).port);
   const answer = await fetch(`${base}/partner/v1/brands`, { headers: { 'x-partner-api-key': DEMO_KEYS.active } });
   expect(answer.status).toBe(200);

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { DRIVER, openTestDatabase } from './support/database';
+import { listeningLine, spawnLogged } from './support/server-process';
 
 // D-22 as the real server process wires it (server/main.ts, as `npm start` runs it): METRICS_PORT opens
 // a listener of its own, OTEL_EXPORTER_OTLP_ENDPOINT exports the request's spans down to its SQL, the
@@ -38,7 +38,7 @@ describe(`the server process with metrics and tracing on (${DRIVER})`, () => {
     timeout: 90_000,
   }, async () => {
     const root = path.resolve(import.meta.dirname, '..');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    const { child, lines, exited } = spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
       cwd: root,
       env: {
         PATH: process.env.PATH,
@@ -48,20 +48,9 @@ describe(`the server process with metrics and tracing on (${DRIVER})`, () => {
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
         ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const lines: Record<string, unknown>[] = [];
-    let buffered = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const parts = buffered.split('\n');
-      buffered = parts.pop() ?? '';
-      for (const line of parts) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
-      await expect.poll(() => lines.find((line) => line.msg === 'listening'), { timeout: 60_000 }).toBeDefined();
-      const listening = lines.find((line) => line.msg === 'listening') as { base: string; metrics: { port: number } };
+      const listening = (await listeningLine(lines)) as { base: string; metrics: { port: number } };
       const metricsBase = `http://127.0.0.1:${listening.metrics.port}`;
       expect(listening.metrics.port).not.toBe(Number(new URL(listening.base).port));
 
