@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Page } from '../../db/queries/pagination';
 import { REVIEW_STATS_GROUP_BY, type ReviewStatsGroupBy } from '../../db/queries/reviewStats';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
 import { optional, platformShopIdParam, withDefault } from '../shared/params';
 import { rangeParams } from '../shared/range';
+import { reportRowParts } from '../shared/report-rows';
 import { kstDaySchema, platformSchema } from '../shared/values';
 
 export const listReviewStatsMeta = readOperation({
@@ -43,16 +43,11 @@ const counts = {
       'Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none.',
     ),
 };
-const absent = (unit: ReviewStatsGroupBy) => z.null().describe(`Null for group_by=${unit}.`);
-const variant = (unit: ReviewStatsGroupBy) => ({
-  id: `ReviewStatsRowBy${unit.charAt(0).toUpperCase()}${unit.slice(1)}`,
-  description: `A review statistics row of group_by=${unit}.`,
-});
+const { absent, variant } = reportRowParts<ReviewStatsGroupBy>('ReviewStatsRow', 'review statistics');
 
 /**
- * A review statistics row (partner guide § Review statistics), one variant per group_by: every variant has every key, in the same
- * order, and a group_by fills exactly its own (the others are null), so a client narrows a row by
- * `group_by`. The JSON is the same in every variant; only the schema is more precise.
+ * A review statistics row (partner guide § Review statistics), one variant per group_by
+ * (routers/shared/report-rows.ts).
  */
 export const reviewStatsRowSchema = z
   .discriminatedUnion('group_by', [
@@ -93,14 +88,3 @@ export const reviewStatsRowSchema = z
   });
 
 export const listReviewStatsOutput = envelopeOf(pageOf(reviewStatsRowSchema));
-
-/**
- * The query's page with its rows typed as the variants. The query builds each row for its group_by, and the
- * procedure's output parser checks every row against its variant on every door, so a row that broke its
- * variant would be a 500, never a wrong answer.
- */
-export function reviewStatsPage<Row extends { group_by: string }>(
-  page: Page<Row>,
-): Page<z.input<typeof reviewStatsRowSchema>> {
-  return page as unknown as Page<z.input<typeof reviewStatsRowSchema>>;
-}

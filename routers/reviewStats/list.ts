@@ -2,7 +2,8 @@ import { listReviewStats } from '../../db/queries/reviewStats';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { rangeInOrder, resolveRange } from '../shared/range';
-import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams, reviewStatsPage } from './list.schema';
+import { pageOfVariants } from '../shared/report-rows';
+import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams, reviewStatsRowSchema } from './list.schema';
 
 /** GET /partner/v1/brands/{brand_code}/review-stats (partner guide § Review statistics). */
 export const list = brandProcedure(listReviewStatsParams, rangeInOrder)
@@ -11,6 +12,9 @@ export const list = brandProcedure(listReviewStatsParams, rangeInOrder)
   .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
     const range = resolveRange({ from, to }, ctx.today);
     return success(
-      reviewStatsPage(await listReviewStats(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit })),
+      pageOfVariants(
+        reviewStatsRowSchema,
+        await listReviewStats(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit }),
+      ),
     );
   });

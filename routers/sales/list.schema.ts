@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Page } from '../../db/queries/pagination';
 import { SALES_GROUP_BY, type SalesGroupBy } from '../../db/queries/sales';
 import { envelopeOf } from '../shared/envelope';
 import { readOperation } from '../shared/meta';
 import { pageOf, pageParams } from '../shared/pagination';
 import { optional, platformShopIdParam, withDefault } from '../shared/params';
 import { rangeParams } from '../shared/range';
+import { reportRowParts } from '../shared/report-rows';
 import { kstDaySchema, salesPlatformSchema } from '../shared/values';
 import { embeddedUserSchema } from '../shops/list.schema';
 
@@ -39,17 +39,9 @@ export const listSalesParams = {
 };
 
 const salesAmount = z.number().int().min(0).describe('Summed sales of the period, in won.');
-const absent = (unit: SalesGroupBy) => z.null().describe(`Null for group_by=${unit}.`);
-const variant = (unit: SalesGroupBy) => ({
-  id: `SalesRowBy${unit.charAt(0).toUpperCase()}${unit.slice(1)}`,
-  description: `A sales row of group_by=${unit}.`,
-});
+const { absent, variant } = reportRowParts<SalesGroupBy>('SalesRow', 'sales');
 
-/**
- * A sales row (partner guide § Sales), one variant per group_by: every variant has every key, in the same
- * order, and a group_by fills exactly its own (the others are null), so a client narrows a row by
- * `group_by`. The JSON is the same in every variant; only the schema is more precise.
- */
+/** A sales row (partner guide § Sales), one variant per group_by (routers/shared/report-rows.ts). */
 export const salesRowSchema = z
   .discriminatedUnion('group_by', [
     z
@@ -121,12 +113,3 @@ export const salesRowSchema = z
   });
 
 export const listSalesOutput = envelopeOf(pageOf(salesRowSchema));
-
-/**
- * The query's page with its rows typed as the variants. The query builds each row for its group_by, and the
- * procedure's output parser checks every row against its variant on every door, so a row that broke its
- * variant would be a 500, never a wrong answer.
- */
-export function salesPage<Row extends { group_by: string }>(page: Page<Row>): Page<z.input<typeof salesRowSchema>> {
-  return page as unknown as Page<z.input<typeof salesRowSchema>>;
-}

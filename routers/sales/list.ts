@@ -2,7 +2,8 @@ import { listSales } from '../../db/queries/sales';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { rangeInOrder, resolveRange } from '../shared/range';
-import { listSalesMeta, listSalesOutput, listSalesParams, salesPage } from './list.schema';
+import { pageOfVariants } from '../shared/report-rows';
+import { listSalesMeta, listSalesOutput, listSalesParams, salesRowSchema } from './list.schema';
 
 /** GET /partner/v1/brands/{brand_code}/sales (partner guide § Sales). */
 export const list = brandProcedure(listSalesParams, rangeInOrder)
@@ -10,5 +11,7 @@ export const list = brandProcedure(listSalesParams, rangeInOrder)
   .output(listSalesOutput)
   .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
     const range = resolveRange({ from, to }, ctx.today);
-    return success(salesPage(await listSales(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit })));
+    return success(
+      pageOfVariants(salesRowSchema, await listSales(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit })),
+    );
   });
