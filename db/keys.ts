@@ -13,6 +13,15 @@ export function displayPrefixOf(key: string): string {
   return `${key.slice(0, 16)}…`;
 }
 
+/**
+ * Whether a presented key could be one of ours: every key has only letters, digits and the underscores of
+ * its prefix (generateApiKey, the demo keys). Anything else (a no-break space, say) is a key that does not
+ * exist, refused without a lookup (D-4, D-13).
+ */
+export function isWellFormedApiKey(key: string): boolean {
+  return /^[A-Za-z0-9_]+$/.test(key);
+}
+
 /** `pk_live_` + 32 random base62 characters (D-4), from the CSPRNG. */
 export function generateApiKey(): string {
   let body = '';

@@ -6,8 +6,8 @@ import { appRouter } from '../routers';
 import { type AccessRecord, requestIdAndAccessLog } from './access-log';
 import type { Services } from './context';
 import { docsRouter } from './docs';
-import { errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
-import { httpContextFactory, pathOf, REFUSAL_REASONS } from './http-context';
+import { ERROR_CATALOGUE, errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
+import { httpContextFactory, pathOf } from './http-context';
 import { openApiDocument } from './openapi';
 import { restFacade } from './rest';
 import { admit } from './trpc';
@@ -114,7 +114,7 @@ function sendError(res: Response, code: PartnerErrorCode) {
   const access = res.locals.access as AccessRecord | undefined;
   if (access && access.code === undefined) {
     access.code = code;
-    access.cause = REFUSAL_REASONS[code];
+    access.cause = ERROR_CATALOGUE[code].reason;
   }
   const body = errorEnvelope(code);
   // The same content type as the REST facade's answers (express would add a charset).

@@ -2,30 +2,43 @@ import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 
 /**
- * The error catalogue (partner guide § Errors): every code a response may carry, its HTTP status and the tRPC code that
- * carries it on the tRPC transport (D-18). Nothing outside this table reaches a response (D-12).
+ * The error catalogue (partner guide § Errors): every code a response may carry, its HTTP status, the tRPC
+ * code that carries it on the tRPC transport (D-18), and the reason the access log gives for it when
+ * nothing more precise is known (D-22; never sent). Nothing outside this table reaches a response (D-12).
  */
 export const ERROR_CATALOGUE = {
   /** A query parameter is malformed or out of range (D-11). */
-  PARTNER_API_INVALID_PARAMETER: { httpStatus: 400, trpcCode: 'BAD_REQUEST' },
+  PARTNER_API_INVALID_PARAMETER: { httpStatus: 400, trpcCode: 'BAD_REQUEST', reason: 'a parameter broke its rule' },
   /** No x-partner-api-key header, or an empty one (D-13). */
-  PARTNER_API_KEY_REQUIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
-  PARTNER_API_KEY_INVALID: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
+  PARTNER_API_KEY_REQUIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'no x-partner-api-key header' },
+  PARTNER_API_KEY_INVALID: {
+    httpStatus: 401,
+    trpcCode: 'UNAUTHORIZED',
+    reason: 'the key is not one the service issued',
+  },
   /** The key was revoked. */
-  PARTNER_API_KEY_INACTIVE: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
-  PARTNER_API_KEY_EXPIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED' },
+  PARTNER_API_KEY_INACTIVE: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'the key was revoked' },
+  PARTNER_API_KEY_EXPIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'the key has expired' },
   /** The key is valid but its partner is deactivated. */
-  PARTNER_API_FORBIDDEN: { httpStatus: 403, trpcCode: 'FORBIDDEN' },
+  PARTNER_API_FORBIDDEN: { httpStatus: 403, trpcCode: 'FORBIDDEN', reason: "the key's partner is deactivated" },
   /** Missing, or outside the key's partner: the two are indistinguishable on purpose (D-13). */
-  PARTNER_API_BRAND_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
-  PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
-  PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
+  PARTNER_API_BRAND_NOT_FOUND: {
+    httpStatus: 404,
+    trpcCode: 'NOT_FOUND',
+    reason: "no such brand in the key's partner",
+  },
+  PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such review in the brand' },
+  PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such user in the brand' },
   /** Any path not in the API, or any method but GET on one (D-12). */
-  PARTNER_API_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND' },
-  PARTNER_API_RATE_LIMITED: { httpStatus: 429, trpcCode: 'TOO_MANY_REQUESTS' },
+  PARTNER_API_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such path, procedure or method' },
+  PARTNER_API_RATE_LIMITED: {
+    httpStatus: 429,
+    trpcCode: 'TOO_MANY_REQUESTS',
+    reason: "the key's calls of the minute are spent",
+  },
   /** Anything unforeseen; the cause goes to the log with the request id, never to the response. */
-  PARTNER_API_INTERNAL_ERROR: { httpStatus: 500, trpcCode: 'INTERNAL_SERVER_ERROR' },
-} as const satisfies Record<string, { httpStatus: number; trpcCode: TRPC_ERROR_CODE_KEY }>;
+  PARTNER_API_INTERNAL_ERROR: { httpStatus: 500, trpcCode: 'INTERNAL_SERVER_ERROR', reason: 'an internal error' },
+} as const satisfies Record<string, { httpStatus: number; trpcCode: TRPC_ERROR_CODE_KEY; reason: string }>;
 
 export type PartnerErrorCode = keyof typeof ERROR_CATALOGUE;
 

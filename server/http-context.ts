@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { AccessRecord } from './access-log';
 import { createRequestContext, type RequestContext, type Services } from './context';
-import { ERROR_MESSAGE, type PartnerErrorCode, partnerCodeOf } from './errors';
+import { ERROR_CATALOGUE, ERROR_MESSAGE, type PartnerErrorCode, partnerCodeOf } from './errors';
 
 /** Builds a request's context from an express request, for both HTTP doors, and logs their failures. */
 export type HttpContextFactory = ((req: Request, res: Response) => RequestContext) & {
@@ -53,7 +53,7 @@ type Issue = { path?: PropertyKey[]; code?: string; message?: string };
  * Why a call was refused, for the log (D-12, D-22): for parameters, each one's name and the broken
  * rule (zod's issue code and message, which state the rule, not the value); otherwise the message of
  * the partner error's own cause (a rule across parameters, the guard), else the reason of its code
- * (REFUSAL_REASONS), cut short. Never the key. A wrapper's message above the partner error is not the
+ * (the catalogue's `reason`), cut short. Never the key. A wrapper's message above the partner error is not the
  * cause: trpc-to-openapi wraps ours in its own "Internal server error" (server/errors.ts partnerCodeOf).
  */
 export function causeOf(error: unknown): unknown {
@@ -77,21 +77,5 @@ export function causeOf(error: unknown): unknown {
     }
     current = cause;
   }
-  return message ?? REFUSAL_REASONS[code ?? partnerCodeOf(error)];
+  return message ?? ERROR_CATALOGUE[code ?? partnerCodeOf(error)].reason;
 }
-
-/** The reason of each partner error code, for the log: the rule of the spec that refused the call. */
-export const REFUSAL_REASONS: Record<PartnerErrorCode, string> = {
-  PARTNER_API_INVALID_PARAMETER: 'a parameter broke its rule',
-  PARTNER_API_KEY_REQUIRED: 'no x-partner-api-key header',
-  PARTNER_API_KEY_INVALID: 'the key is not one the service issued',
-  PARTNER_API_KEY_INACTIVE: 'the key was revoked',
-  PARTNER_API_KEY_EXPIRED: 'the key has expired',
-  PARTNER_API_FORBIDDEN: "the key's partner is deactivated",
-  PARTNER_API_BRAND_NOT_FOUND: "no such brand in the key's partner",
-  PARTNER_API_REVIEW_NOT_FOUND: 'no such review in the brand',
-  PARTNER_API_USER_NOT_FOUND: 'no such user in the brand',
-  PARTNER_API_NOT_FOUND: 'no such path, procedure or method',
-  PARTNER_API_RATE_LIMITED: "the key's calls of the minute are spent",
-  PARTNER_API_INTERNAL_ERROR: 'an internal error',
-};

@@ -2,7 +2,7 @@ import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import { untilAborted } from '../db/cancellation';
-import { hashApiKey } from '../db/keys';
+import { hashApiKey, isWellFormedApiKey } from '../db/keys';
 import { kstToday } from '../db/kst';
 import { poolBusyIn, withStatementLane } from '../db/pool-gate';
 import type { ApiKeyState } from '../db/queries/apiKeys';
@@ -71,9 +71,6 @@ const bounded = t.middleware(async ({ ctx, path, next }) => {
   return result;
 });
 
-/** Every character a key can have (db/keys.ts): letters, digits and the underscore of its prefix. */
-const KEY_ALPHABET = /^[A-Za-z0-9_]+$/;
-
 /** The caller's partner, once the key is accepted. */
 export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
 
@@ -87,11 +84,10 @@ export type PartnerScope = { partnerId: number; keyId: number; keyHash: string }
 export async function admit(ctx: RequestContext, calls: number): Promise<PartnerScope> {
   const { keys, refused, policy, limiter } = ctx.rateLimit;
   const arrivedAt = keys.now();
-  // Only HTTP's optional whitespace (space, tab) around the value is not part of the key; anything else
-  // outside the key alphabet (a no-break space, say) makes it a key that does not exist (D-4, D-13).
+  // Only HTTP's optional whitespace (space, tab) around the value is not part of the key.
   const presented = ctx.apiKey?.replace(/^[\t ]+|[\t ]+$/g, '');
   const keyHash = presented ? hashApiKey(presented) : undefined;
-  const wellFormed = presented !== undefined && KEY_ALPHABET.test(presented);
+  const wellFormed = presented !== undefined && isWellFormedApiKey(presented);
   const now = ctx.now().getTime();
   const refusal = (key: ApiKeyState | undefined): PartnerErrorCode | undefined => {
     if (!key) return keyHash ? 'PARTNER_API_KEY_INVALID' : 'PARTNER_API_KEY_REQUIRED';

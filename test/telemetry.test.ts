@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { scheduleDailyAggregate } from '../server/aggregate-schedule';
 import type { Services } from '../server/context';
-import { REFUSAL_REASONS } from '../server/http-context';
+import { ERROR_CATALOGUE } from '../server/errors';
 import { createLogger, silentLogger } from '../server/logger';
 import { enableMetrics, startMetricsServer } from '../server/metrics';
 import { FallbackLimiter } from '../server/ratelimit/fallback';
@@ -98,7 +98,7 @@ describe('the access line (D-22)', () => {
   it.each(refusals)('REST and tRPC log $status $code with its reason', async ({ code, status, key }) => {
     for (const path of [`/partner/v1/brands/${DEMO_BRAND}/shops`, `/partner/v1/trpc/shops.list?input=${trpcInput}`]) {
       const line = await accessLineOf(() => server.request(path, { key }));
-      expect(line).toMatchObject({ status, code, cause: REFUSAL_REASONS[code], operation: 'shops.list' });
+      expect(line).toMatchObject({ status, code, cause: ERROR_CATALOGUE[code].reason, operation: 'shops.list' });
       if (key) expect(JSON.stringify(line)).not.toContain(key);
     }
     if (code === 'PARTNER_API_KEY_INACTIVE') {
@@ -117,7 +117,7 @@ describe('the access line (D-22)', () => {
       expect(line).toMatchObject({
         status: 404,
         code: 'PARTNER_API_BRAND_NOT_FOUND',
-        cause: REFUSAL_REASONS.PARTNER_API_BRAND_NOT_FOUND,
+        cause: ERROR_CATALOGUE.PARTNER_API_BRAND_NOT_FOUND.reason,
       });
     }
   });
@@ -132,7 +132,7 @@ describe('the access line (D-22)', () => {
       expect(line).toMatchObject({
         status: 429,
         code: 'PARTNER_API_RATE_LIMITED',
-        cause: REFUSAL_REASONS.PARTNER_API_RATE_LIMITED,
+        cause: ERROR_CATALOGUE.PARTNER_API_RATE_LIMITED.reason,
         partnerId: expect.any(Number),
       });
     }
