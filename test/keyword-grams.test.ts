@@ -79,9 +79,10 @@ describe('keyword grams: the characters and neighbouring pairs a short keyword i
     for (let sample = 0; sample < 60; sample++) {
       const content = text();
       const menus = Array.from({ length: random.int(0, 3) }, text);
-      expect(await gramsOf(content, menus), `partner_grams(${JSON.stringify(content)}, ${JSON.stringify(menus)})`).toEqual(
-        await expectedGrams(content, menus),
-      );
+      expect(
+        await gramsOf(content, menus),
+        `partner_grams(${JSON.stringify(content)}, ${JSON.stringify(menus)})`,
+      ).toEqual(await expectedGrams(content, menus));
     }
   });
 });

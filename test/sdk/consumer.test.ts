@@ -366,7 +366,7 @@ describe('the packed SDK as a package', () => {
 
   // Each Node the machine has: the project's (Node 24) and the system's, when it is another.
   const nodes = [process.execPath, '/usr/bin/node'].filter(
-    (node, index, all) => existsSync(node) && all.findIndex((other) => other === node) === index,
+    (node, index, all) => existsSync(node) && all.indexOf(node) === index,
   );
   it.each(nodes)('is required from CommonJS and imported from ESM on %s, with the same answers', async (node) => {
     const esm = await consumer.brandCodes(options);
