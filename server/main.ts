@@ -10,7 +10,6 @@ import { connectionLimits, createHttpServer } from './http-server';
 import { createLogger } from './logger';
 import { enableMetrics, startMetricsServer } from './metrics';
 import { policies } from './ratelimit/limiter';
-import { connectSharedStore } from './ratelimit/redis';
 import { createServices } from './services';
 import { startTracing } from './tracing';
 
@@ -51,8 +50,16 @@ async function main() {
     log.info('demo data loaded', { source, ...summary, aggregate, ms: Date.now() - started });
   }
 
-  // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance.
-  const store = await connectSharedStore(config, policies(config.RATE_LIMIT_PER_MINUTE).perKey, log);
+  // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance. Their clients are loaded
+  // only then: node-redis alone is hundreds of modules, a good part of a start's module loading.
+  const store =
+    config.REDIS_URL || config.UPSTASH_REDIS_REST_URL
+      ? await (await import('./ratelimit/redis')).connectSharedStore(
+          config,
+          policies(config.RATE_LIMIT_PER_MINUTE).perKey,
+          log,
+        )
+      : undefined;
   const services = createServices(config, database.db, log, undefined, store?.limiter);
   // D-6: every instance runs the daily aggregate at start and after KST midnight; one of them builds.
   const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
