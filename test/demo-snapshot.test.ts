@@ -30,7 +30,7 @@ describe('demo snapshot key', () => {
   });
 });
 
-/** Rows and an order-independent checksum of every table, and the definition of every index. */
+/** Rows and an order-independent checksum of every table, and the definition of every index and constraint. */
 async function contents(database: DatabaseHandle) {
   const tables = await database.rows<{ name: string }>(
     sql`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
@@ -47,10 +47,15 @@ async function contents(database: DatabaseHandle) {
   const indexes = await database.rows<{ name: string; definition: string }>(
     sql`SELECT indexname AS name, indexdef AS definition FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`,
   );
+  // Every constraint, by name and definition: the start drops the foreign keys for its load and adds them back.
+  const constraints = await database.rows<{ relation: string; name: string; definition: string }>(
+    sql`SELECT conrelid::regclass::text AS relation, conname AS name, pg_get_constraintdef(oid) AS definition
+        FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY 1, 2`,
+  );
   const sequences = await database.rows<{ name: string; last: string }>(
     sql`SELECT sequencename AS name, last_value::text AS last FROM pg_sequences WHERE schemaname = 'public' ORDER BY 1`,
   );
-  return { tables: out, indexes, sequences };
+  return { tables: out, indexes, constraints, sequences };
 }
 
 describe('demo snapshot', () => {
@@ -91,6 +96,8 @@ describe('demo snapshot', () => {
       const got = await contents(started.database);
       expect(got.tables).toEqual(reference.tables);
       expect(got.indexes).toEqual(reference.indexes);
+      expect(got.constraints).toEqual(reference.constraints);
+      expect(reference.constraints.filter((c) => c.definition.startsWith('FOREIGN KEY')).length).toBeGreaterThan(10);
       expect(got.sequences).toEqual(reference.sequences);
       expect(reference.tables.reviews?.rows).toBeGreaterThan(1000);
       // After listening: the statistics of the index expressions.
