@@ -7,6 +7,7 @@ import { kstToday } from '../db/kst';
 import { poolBusyIn, withStatementLane } from '../db/pool-gate';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import { brandScopeName } from '../db/queries/brands';
+import { replicaFailureIn } from '../db/replica-failures';
 import { isPublicCode } from '../db/schema/columns';
 import type { RequestContext } from './context';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
@@ -69,6 +70,25 @@ const bounded = t.middleware(async ({ ctx, path, next }) => {
   const busy = result.ok ? undefined : poolBusyIn(result.error);
   if (busy) ctx.responseHeaders['Retry-After'] = String(busy.retryAfterSeconds);
   return result;
+});
+
+/**
+ * D-23: a call reads from one server, all of its statements: a replica in rotation when there is one
+ * (`ctx.db`), else the primary; `ctx.primary` is always the primary, for what must be read there. A call
+ * that failed for the replica's sake (db/replica-failures.ts) runs again, whole, on the primary: reads are
+ * idempotent, and a replica that went away costs its calls a retry, not an error. A lost replica leaves
+ * rotation at once.
+ */
+const routed = t.middleware(async ({ ctx, next }) => {
+  const primary = ctx.db;
+  const replica = ctx.reads?.pick();
+  if (!replica) return next({ ctx: { primary } });
+  const result = await next({ ctx: { db: replica.db, primary } });
+  if (result.ok || ctx.signal.aborted) return result;
+  const failure = replicaFailureIn(result.error);
+  if (!failure) return result;
+  if (failure === 'lost') ctx.reads?.lost(replica, result.error);
+  return next({ ctx: { primary } });
 });
 
 /** The caller's partner, once the key is accepted. */
@@ -143,7 +163,8 @@ export const partnerProcedure = t.procedure
   .use(async ({ ctx, next }) => {
     const admission = ctx.admission ?? admit(ctx, 1);
     return next({ ctx: { partner: await admission } });
-  });
+  })
+  .use(routed);
 
 /** `{brand_code}` of every brand path. Any string: a malformed code is simply a missing brand (404). */
 export const brandCodeParam = z.string().describe('Brand identifier, from GET /partner/v1/brands.');
