@@ -134,6 +134,13 @@ async function until(done: () => boolean | Promise<boolean>, timeout: number) {
   }
 }
 
+/** The server's metric lines that start with `name`. */
+async function metric(name: string): Promise<string[]> {
+  const { port } = (logged('listening')[0]?.metrics ?? {}) as { port?: number };
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return text.split('\n').filter((line) => line.startsWith(name));
+}
+
 const logged = (msg: string) => server?.lines.filter((line) => line.msg === msg) ?? [];
 
 process.once('exit', cleanUp);
@@ -188,6 +195,7 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
         DATABASE_REPLICA_URLS: replica.url,
         DATABASE_REPLICA_MAX_LAG_MS: String(MAX_LAG_MS),
         DATABASE_REPLICA_CHECK_MS: String(CHECK_MS),
+        METRICS_PORT: '0',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -206,6 +214,10 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
 
   it('starts with the replica in rotation, and reads land on it, not on the primary', async () => {
     expect(server?.lines.find((line) => line.msg === 'listening')?.replicas).toEqual({ configured: 1, inRotation: 1 });
+    expect(await metric('partner_api_db_replicas_in_rotation')).toEqual(['partner_api_db_replicas_in_rotation 1']);
+    expect(await metric('partner_api_db_replica_lag_seconds{')).toEqual([
+      expect.stringMatching(/^partner_api_db_replica_lag_seconds\{replica="0"\} \d/),
+    ]);
     const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
     const before = { primary: await reviewScans(sql.primary), replica: await reviewScans(sql.replica) };
     const list = await get(`/partner/v1/brands/${BRAND}/reviews?limit=20`);
@@ -261,6 +273,7 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     // Calls keep coming while it is out: on the primary.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const ready = await fetch(`${base}/readyz`);
+    expect(await metric('partner_api_db_replicas_in_rotation')).toEqual(['partner_api_db_replicas_in_rotation 0']);
     running = false;
     await Promise.all(workers);
     expect(failures).toEqual([]);
