@@ -38,6 +38,8 @@ export class ReadReplicas {
   private next = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly probing = new Map<number, Promise<ReplicaProbe>>();
+  /** Calls waiting on a replica, told when it is found unreachable. */
+  private readonly waiting = new Map<Replica, Set<() => void>>();
   private closed = false;
 
   constructor(
@@ -86,6 +88,31 @@ export class ReadReplicas {
     if (!replica.verdict.inRotation) return;
     replica.verdict = { inRotation: false, reason: 'unreachable' };
     this.options.events?.left?.(replica.index, 'connection failed', { error });
+    this.unreachable(replica);
+  }
+
+  /**
+   * Resolves when `replica` is next found unreachable (a check or a call lost it), so a call waiting on it
+   * can go to the primary; `cancel` once the call no longer waits. Never rejects.
+   */
+  whenUnreachable(replica: Replica): Promise<void> & { cancel: () => void } {
+    let listener = () => {};
+    const found = new Promise<void>((resolve) => {
+      listener = resolve;
+    });
+    const listeners = this.waiting.get(replica) ?? new Set();
+    this.waiting.set(replica, listeners);
+    listeners.add(listener);
+    return Object.assign(found, {
+      cancel: () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && this.waiting.get(replica) === listeners) this.waiting.delete(replica);
+      },
+    });
+  }
+
+  private unreachable(replica: Replica) {
+    for (const listener of this.waiting.get(replica) ?? []) listener();
   }
 
   /** How many replicas are in rotation now. */
@@ -109,6 +136,7 @@ export class ReadReplicas {
         if (was.inRotation && !now.inRotation)
           this.options.events?.left?.(replica.index, now.reason, { lagMs: now.lagMs });
         if (!was.inRotation && now.inRotation) this.options.events?.returned?.(replica.index, { lagMs: now.lagMs });
+        if (!now.inRotation && now.reason === 'unreachable') this.unreachable(replica);
       }),
     );
   }
@@ -118,6 +146,7 @@ export class ReadReplicas {
     this.closed = true;
     clearTimeout(this.timer);
     for (const replica of this.replicas) replica.verdict = { inRotation: false, reason: 'unreachable' };
+    this.waiting.clear();
     await Promise.all(this.replicas.map((replica) => replica.handle.close()));
   }
 

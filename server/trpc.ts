@@ -74,20 +74,34 @@ const bounded = t.middleware(async ({ ctx, path, next }) => {
 
 /**
  * D-23: a call reads from one server, all of its statements: a replica in rotation when there is one
- * (`ctx.db`), else the primary; `ctx.primary` is always the primary, for what must be read there. A call
- * that failed for the replica's sake (db/replica-failures.ts) runs again, whole, on the primary: reads are
- * idempotent, and a replica that went away costs its calls a retry, not an error. A lost replica leaves
- * rotation at once.
+ * (`ctx.db`), else the primary; `ctx.primary` is always the primary, for what must be read there. Reads are
+ * idempotent, so a replica that goes away costs its calls a retry on the primary, not an error:
+ * - a call that failed for the replica's sake (db/replica-failures.ts) runs again, whole, on the primary;
+ *   a lost connection also takes the replica out of rotation at once;
+ * - a call still waiting on a replica when a check finds it unreachable (stalled, its answers stopped)
+ *   runs again on the primary then, instead of waiting for its deadline; the permits its statements
+ *   hold on the replica's pool come back within the gate's hold limit (D-21) if the replica never answers.
+ * The response headers a call sets (a next page's Link) are those of the attempt whose answer is used.
  */
 const routed = t.middleware(async ({ ctx, next }) => {
   const primary = ctx.db;
-  const replica = ctx.reads?.pick();
-  if (!replica) return next({ ctx: { primary } });
-  const result = await next({ ctx: { db: replica.db, primary } });
-  if (result.ok || ctx.signal.aborted) return result;
-  const failure = replicaFailureIn(result.error);
-  if (!failure) return result;
-  if (failure === 'lost') ctx.reads?.lost(replica, result.error);
+  const reads = ctx.reads;
+  const replica = reads?.pick();
+  if (!reads || !replica) return next({ ctx: { primary } });
+  const headers: Record<string, string> = {};
+  const unreachable = reads.whenUnreachable(replica);
+  const attempt = next({ ctx: { db: replica.db, primary, responseHeaders: headers } });
+  const result = await Promise.race([attempt, unreachable.then(() => undefined)]).finally(unreachable.cancel);
+  if (result?.ok) Object.assign(ctx.responseHeaders, headers);
+  if (result && (result.ok || ctx.signal.aborted)) return result;
+  if (result) {
+    const failure = replicaFailureIn(result.error);
+    if (!failure) {
+      Object.assign(ctx.responseHeaders, headers);
+      return result;
+    }
+    if (failure === 'lost') reads.lost(replica, result.error);
+  }
   return next({ ctx: { primary } });
 });
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -134,12 +134,55 @@ async function until(done: () => boolean | Promise<boolean>, timeout: number) {
   }
 }
 
+/**
+ * Calls of every route, three at a time, while `fault` befalls the replica: until it has left rotation and
+ * half a second more (calls then on the primary). What failed, how many calls, how soon it left and why,
+ * and what /readyz and the rotation gauge said meanwhile.
+ */
+async function underLoad(fault: () => void) {
+  const failures: string[] = [];
+  let calls = 0;
+  let running = true;
+  const worker = async () => {
+    for (let i = 0; running; i++) {
+      const route = routes[i % routes.length] as string;
+      const answer = await get(route).catch((error: unknown) => ({ status: 0, body: { error: String(error) } }));
+      calls += 1;
+      if (answer.status !== 200) failures.push(`${route}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    }
+  };
+  const workers = [worker(), worker(), worker()];
+  const left = logged('replica left rotation').length;
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const faultAt = performance.now();
+    fault();
+    await until(() => logged('replica left rotation').length > left, LEAVES_WITHIN_MS + 5_000);
+    const leftAfterMs = performance.now() - faultAt;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const ready = (await fetch(`${base}/readyz`)).status;
+    const inRotation = await metric('partner_api_db_replicas_in_rotation');
+    return { failures, calls, leftAfterMs, left: logged('replica left rotation')[left], ready, inRotation };
+  } finally {
+    running = false;
+    await Promise.all(workers);
+  }
+}
+
+/** The PIDs of a process's children (Linux). */
+function childrenOf(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
 /** The server's metric lines that start with `name`. */
 async function metric(name: string): Promise<string[]> {
   const { port } = (logged('listening')[0]?.metrics ?? {}) as { port?: number };
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   return text.split('\n').filter((line) => line.startsWith(name));
 }
+
+/** Every kind of read the API makes (the review's id is the newest review's), once the server is up. */
+let routes: string[] = [];
 
 const logged = (msg: string) => server?.lines.filter((line) => line.msg === msg) ?? [];
 
@@ -208,8 +251,6 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     cleanUp();
   });
 
-  // Every kind of read the API makes; the review's id is the newest review's.
-  let routes: string[] = [];
   const answers = new Map<string, unknown>();
 
   it('starts with the replica in rotation, and reads land on it, not on the primary', async () => {
@@ -253,33 +294,13 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
   });
 
   it('loses no call when the replica stops, takes it out within two checks, and stays ready', async () => {
-    const failures: string[] = [];
-    let calls = 0;
-    let running = true;
-    const worker = async () => {
-      for (let i = 0; running; i++) {
-        const route = routes[i % routes.length] as string;
-        const answer = await get(route).catch((error: unknown) => ({ status: 0, body: { error: String(error) } }));
-        calls += 1;
-        if (answer.status !== 200) failures.push(`${route}: ${answer.status} ${JSON.stringify(answer.body)}`);
-      }
-    };
-    const workers = [worker(), worker(), worker()];
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const stoppedAt = performance.now();
-    asPostgres('pg_ctl', ['-D', replica.dir, '-m', 'immediate', 'stop']);
-    await expect.poll(() => logged('replica left rotation').length, { timeout: LEAVES_WITHIN_MS }).toBe(1);
-    const leftAfterMs = performance.now() - stoppedAt;
-    // Calls keep coming while it is out: on the primary.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const ready = await fetch(`${base}/readyz`);
-    expect(await metric('partner_api_db_replicas_in_rotation')).toEqual(['partner_api_db_replicas_in_rotation 0']);
-    running = false;
-    await Promise.all(workers);
-    expect(failures).toEqual([]);
-    expect(calls).toBeGreaterThan(routes.length);
-    expect(leftAfterMs).toBeLessThan(LEAVES_WITHIN_MS);
-    expect(ready.status).toBe(200);
+    const outcome = await underLoad(() => asPostgres('pg_ctl', ['-D', replica.dir, '-m', 'immediate', 'stop']));
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.calls).toBeGreaterThan(routes.length);
+    expect(outcome.left).toMatchObject({ replica: 0 });
+    expect(outcome.leftAfterMs).toBeLessThan(LEAVES_WITHIN_MS);
+    expect(outcome.ready).toBe(200);
+    expect(outcome.inRotation).toEqual(['partner_api_db_replicas_in_rotation 0']);
   });
 
   it('answers from the primary what it answered from the replica', async () => {
@@ -299,23 +320,44 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     expect(await lastStatements(admin.replica as postgres.Sql, '%"reviews"%')).toBeGreaterThan(0);
   });
 
+  it('loses no call when the replica stalls (answers nothing): calls waiting on it move to the primary', async () => {
+    const postmaster = Number(readFileSync(path.join(replica.dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const processes = [postmaster, ...childrenOf(postmaster)];
+    const returned = logged('replica in rotation').length;
+    try {
+      const outcome = await underLoad(() => {
+        for (const pid of processes) process.kill(pid, 'SIGSTOP');
+      });
+      expect(outcome.failures).toEqual([]);
+      expect(outcome.left).toMatchObject({ replica: 0, reason: 'unreachable' });
+      expect(outcome.leftAfterMs).toBeLessThan(LEAVES_WITHIN_MS);
+      expect(outcome.ready).toBe(200);
+    } finally {
+      for (const pid of processes) process.kill(pid, 'SIGCONT');
+    }
+    await expect.poll(() => logged('replica in rotation').length, { timeout: 10_000 }).toBe(returned + 1);
+  });
+
   it('reads a changed critical range on the primary at once, then takes a lagging replica out and back', async () => {
     const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
+    const [left, returned] = [logged('replica left rotation').length, logged('replica in rotation').length];
     await sql.replica`SELECT pg_wal_replay_pause()`;
     // Every rated review of the brand is critical now (D-7), on the primary only: the replica has paused.
     await sql.primary`UPDATE brands SET critical_star_min = 1, critical_star_max = 5 WHERE brand_code = ${BRAND}`;
     const list = await get(`/partner/v1/brands/${BRAND}/reviews?limit=50`);
     const items = (list.body.data?.items ?? []) as { rating: number | null; is_critical: boolean }[];
     // Read on the replica: the statement carried the range read on the primary.
-    expect(logged('replica left rotation').length).toBe(1);
+    expect(logged('replica left rotation').length).toBe(left);
     expect(await lastStatements(sql.replica, '%::smallint%')).toBeGreaterThan(0);
     const rated = items.filter((item) => item.rating !== null && item.rating >= 0.5);
     expect(rated.length).toBeGreaterThan(0);
     for (const item of rated) expect(item.is_critical).toBe(true);
 
-    await expect.poll(() => logged('replica left rotation').length, { timeout: MAX_LAG_MS + LEAVES_WITHIN_MS }).toBe(2);
-    expect(logged('replica left rotation')[1]).toMatchObject({ replica: 0, reason: 'lagging' });
+    await expect
+      .poll(() => logged('replica left rotation').length, { timeout: MAX_LAG_MS + LEAVES_WITHIN_MS })
+      .toBe(left + 1);
+    expect(logged('replica left rotation')[left]).toMatchObject({ replica: 0, reason: 'lagging' });
     await sql.replica`SELECT pg_wal_replay_resume()`;
-    await expect.poll(() => logged('replica in rotation').length, { timeout: 5_000 }).toBe(3);
+    await expect.poll(() => logged('replica in rotation').length, { timeout: 5_000 }).toBe(returned + 1);
   });
 });
