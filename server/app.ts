@@ -46,6 +46,7 @@ export function createApp(
   });
   // D-20: the answer comes within 1 s, 503 when the database does not answer by then (down or stalled).
   // D-21: asked on the control client, so a busy or exhausted request pool does not make it 503.
+  // D-23: the primary's; a replica down or lagging only leaves rotation (reads fall back to the primary).
   app.get('/readyz', async (_req, res) => {
     if (options.draining?.()) {
       res.status(503).json({ status: 'draining' });

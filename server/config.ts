@@ -21,6 +21,24 @@ const url = (protocols: RegExp) =>
 export const configSchema = z
   .object({
     DATABASE_URL: optional(url(/^postgres(ql)?$/)),
+    /** D-23: read replicas of DATABASE_URL, comma-separated; request reads go to them. */
+    DATABASE_REPLICA_URLS: z.preprocess(
+      (value) =>
+        typeof value === 'string'
+          ? value
+              .split(',')
+              .map((part) => part.trim())
+              .filter(Boolean)
+          : value,
+      z
+        .array(url(/^postgres(ql)?$/))
+        .optional()
+        .default([]),
+    ),
+    /** D-23: a replica further behind the primary than this leaves rotation until it catches up. */
+    DATABASE_REPLICA_MAX_LAG_MS: integer(100, 600_000, 5_000),
+    /** D-23: how often each replica's state and lag are checked; below the lag bound (checked below). */
+    DATABASE_REPLICA_CHECK_MS: integer(50, 60_000, 1_000),
     REDIS_URL: optional(url(/^rediss?$/)),
     UPSTASH_REDIS_REST_URL: optional(url(/^https?$/)),
     UPSTASH_REDIS_REST_TOKEN: optional(z.string()),
@@ -115,6 +133,17 @@ export const configSchema = z
         code: 'custom',
         path: ['DB_POOL_WAIT_MS'],
         message: 'must be at least 1 and below REQUEST_DEADLINE_MS',
+      });
+    }
+    // The embedded PGlite is one process's own database: nothing can replicate it.
+    if (env.DATABASE_REPLICA_URLS.length > 0 && !env.DATABASE_URL) {
+      ctx.addIssue({ code: 'custom', path: ['DATABASE_REPLICA_URLS'], message: 'needs DATABASE_URL (the primary)' });
+    }
+    if (env.DATABASE_REPLICA_CHECK_MS >= env.DATABASE_REPLICA_MAX_LAG_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_REPLICA_CHECK_MS'],
+        message: 'must be below DATABASE_REPLICA_MAX_LAG_MS',
       });
     }
     if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) {

@@ -1,6 +1,7 @@
 import type { Db } from '../db/client';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import type { BrandEntry } from '../db/queries/brands';
+import type { ReadReplicas } from '../db/replicas';
 import type { AccessRecord } from './access-log';
 import type { Directory } from './directory';
 import type { Logger } from './logger';
@@ -16,6 +17,8 @@ export type Services = {
    * connections): the key and brand directories load through it and /readyz asks it.
    */
   control: Db;
+  /** D-23: the read replicas a call's reads go to when one is in rotation; unset, every read is on `db`. */
+  reads?: ReadReplicas | undefined;
   log: Logger;
   /** The clock; tests pin it. "Today" is derived from it in KST (D-5). */
   now: () => Date;

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { openDatabase } from '../db/client';
 import { defaultDemoCacheDir, openEmbeddedDemo } from '../db/embedded';
+import { ReadReplicas } from '../db/replicas';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { traceStatements } from '../db/traced-statements';
 import { scheduleDailyAggregate } from './aggregate-schedule';
@@ -41,7 +42,37 @@ async function main() {
       maxConnections: config.DB_POOL_SIZE,
       poolWaitMs: config.DB_POOL_WAIT_MS,
     }));
-  if (traced) traceStatements(database.db, traced.statement);
+  // D-23: each replica has a request pool of its own, with the same size, gate and bounds as the primary's.
+  const reads =
+    config.DATABASE_REPLICA_URLS.length > 0
+      ? new ReadReplicas(
+          database,
+          await Promise.all(
+            config.DATABASE_REPLICA_URLS.map((url) =>
+              openDatabase({
+                url,
+                statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+                connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+                maxConnections: config.DB_POOL_SIZE,
+                poolWaitMs: config.DB_POOL_WAIT_MS,
+              }),
+            ),
+          ),
+          {
+            maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+            checkMs: config.DATABASE_REPLICA_CHECK_MS,
+            events: {
+              left: (replica, reason, detail) => log.warn('replica left rotation', { replica, reason, ...detail }),
+              returned: (replica, detail) => log.info('replica in rotation', { replica, ...detail }),
+            },
+          },
+        )
+      : undefined;
+  // Started before listening: a replica serves only once a check has found it a standby close enough.
+  await reads?.start();
+  if (traced)
+    for (const db of [database.db, ...(reads?.replicas ?? []).map((replica) => replica.db)])
+      traceStatements(db, traced.statement);
   if (embedded) {
     const { summary, aggregate, source, missReason, snapshot } = embedded;
     if (missReason) log.warn('demo cache not used', { reason: missReason });
@@ -60,8 +91,9 @@ async function main() {
           log,
         )
       : undefined;
-  const services = createServices(config, database.db, log, undefined, store?.limiter);
-  // D-6: every instance runs the daily aggregate at start and after KST midnight; one of them builds.
+  const services = createServices(config, database.db, log, undefined, store?.limiter, undefined, reads);
+  // D-6: every instance runs the daily aggregate at start and after KST midnight; one of them builds. It
+  // writes, so it runs on the primary (D-23).
   const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
   // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
   for (const directory of [services.rateLimit.keys, services.brands]) await directory.loadedSince(directory.now());
@@ -72,6 +104,7 @@ async function main() {
     // The pool's figures come from the handle when its driver reports them (postgres.js).
     registered.observeDatabase(database);
     registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });
+    if (reads) registered.observeReplicas(reads);
     metricsServer = await startMetricsServer(registered.registry, {
       port: config.METRICS_PORT,
       host: config.METRICS_HOST ?? config.HOST,
@@ -96,6 +129,7 @@ async function main() {
   log.info('listening', {
     base,
     driver: database.driver,
+    replicas: reads ? { configured: reads.replicas.length, inRotation: reads.inRotation() } : undefined,
     rateLimitStore: store ? 'shared' : 'in-process',
     metrics: metricsServer ? metricsServer.address() : undefined,
     tracing: traced ? 'otlp' : undefined,
@@ -136,7 +170,8 @@ async function main() {
     metricsServer?.close();
     metricsServer?.closeAllConnections();
     const [databaseClosed, limiterClosed] = await Promise.all([
-      within(database.close(), remaining()),
+      // The replicas' pools close beside the primary's, each within the same bound (db/client.ts).
+      within(Promise.all([database.close(), reads?.close()]), remaining()),
       store ? within(store.close(), remaining()) : Promise.resolve('in-process' as const),
       traced ? within(traced.shutdown(), remaining()) : undefined,
     ]);

@@ -15,7 +15,14 @@ export type Metrics = ReturnType<typeof createMetrics>;
 /** The things whose state is read when scraped, not counted as it happens. */
 type Sources = {
   poolStats?: () => PoolStats | undefined;
+  replicas?: ReplicaSources;
   directories?: Record<string, { ageMs(): number }>;
+};
+
+/** D-23: the read replicas' rotation: how many serve, and each one's last judged lag (by its index). */
+type ReplicaSources = {
+  inRotation(): number;
+  replicas: readonly { index: number; verdict: { inRotation: boolean; lagMs?: number } }[];
 };
 
 let current: Metrics | undefined;
@@ -63,6 +70,29 @@ function createMetrics() {
       'Statements waiting for a connection of the request pool',
       (stats) => stats.waiting,
     ),
+  ];
+  // Registered only when replicas are configured (observeReplicas).
+  const replicaGauges = [
+    new Gauge({
+      name: 'partner_api_db_replicas_in_rotation',
+      help: 'Read replicas serving request reads now (0: every read is on the primary)',
+      registers: [],
+      collect() {
+        if (sources.replicas) this.set(sources.replicas.inRotation());
+      },
+    }),
+    new Gauge({
+      name: 'partner_api_db_replica_lag_seconds',
+      help: 'How far each read replica was behind the primary at its last check (absent while unreachable)',
+      labelNames: ['replica'] as const,
+      registers: [],
+      collect() {
+        this.reset();
+        for (const replica of sources.replicas?.replicas ?? [])
+          if (replica.verdict.lagMs !== undefined)
+            this.set({ replica: String(replica.index) }, replica.verdict.lagMs / 1000);
+      },
+    }),
   ];
   return {
     registry,
@@ -122,6 +152,13 @@ function createMetrics() {
         if (sources.poolStats && !registered) registry.registerMetric(gauge);
         if (!sources.poolStats && registered) registry.removeSingleMetric(name);
       }
+    },
+    /** The read replicas whose rotation is reported (D-23). */
+    observeReplicas(replicas: ReplicaSources) {
+      sources.replicas = replicas;
+      for (const gauge of replicaGauges)
+        if (registry.getSingleMetric((gauge as unknown as { name: string }).name) === undefined)
+          registry.registerMetric(gauge);
     },
     /** The directories whose age is reported, by name. */
     observeDirectories(directories: Record<string, { ageMs(): number }>) {

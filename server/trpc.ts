@@ -7,6 +7,7 @@ import { kstToday } from '../db/kst';
 import { poolBusyIn, withStatementLane } from '../db/pool-gate';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import { brandScopeName } from '../db/queries/brands';
+import { replicaFailureIn } from '../db/replica-failures';
 import { isPublicCode } from '../db/schema/columns';
 import type { RequestContext } from './context';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
@@ -69,6 +70,39 @@ const bounded = t.middleware(async ({ ctx, path, next }) => {
   const busy = result.ok ? undefined : poolBusyIn(result.error);
   if (busy) ctx.responseHeaders['Retry-After'] = String(busy.retryAfterSeconds);
   return result;
+});
+
+/**
+ * D-23: a call reads from one server, all of its statements: a replica in rotation when there is one
+ * (`ctx.db`), else the primary; `ctx.primary` is always the primary, for what must be read there. Reads are
+ * idempotent, so a replica that goes away costs its calls a retry on the primary, not an error:
+ * - a call that failed for the replica's sake (db/replica-failures.ts) runs again, whole, on the primary;
+ *   a lost connection also takes the replica out of rotation at once;
+ * - a call still waiting on a replica when a check finds it unreachable (stalled, its answers stopped)
+ *   runs again on the primary then, instead of waiting for its deadline; the permits its statements
+ *   hold on the replica's pool come back within the gate's hold limit (D-21) if the replica never answers.
+ * The response headers a call sets (a next page's Link) are those of the attempt whose answer is used.
+ */
+const routed = t.middleware(async ({ ctx, next }) => {
+  const primary = ctx.db;
+  const reads = ctx.reads;
+  const replica = reads?.pick();
+  if (!reads || !replica) return next({ ctx: { primary } });
+  const headers: Record<string, string> = {};
+  const unreachable = reads.whenUnreachable(replica);
+  const attempt = next({ ctx: { db: replica.db, primary, responseHeaders: headers } });
+  const result = await Promise.race([attempt, unreachable.then(() => undefined)]).finally(unreachable.cancel);
+  if (result?.ok) Object.assign(ctx.responseHeaders, headers);
+  if (result && (result.ok || ctx.signal.aborted)) return result;
+  if (result) {
+    const failure = replicaFailureIn(result.error);
+    if (!failure) {
+      Object.assign(ctx.responseHeaders, headers);
+      return result;
+    }
+    if (failure === 'lost') reads.lost(replica, result.error);
+  }
+  return next({ ctx: { primary } });
 });
 
 /** The caller's partner, once the key is accepted. */
@@ -143,7 +177,8 @@ export const partnerProcedure = t.procedure
   .use(async ({ ctx, next }) => {
     const admission = ctx.admission ?? admit(ctx, 1);
     return next({ ctx: { partner: await admission } });
-  });
+  })
+  .use(routed);
 
 /** `{brand_code}` of every brand path. Any string: a malformed code is simply a missing brand (404). */
 export const brandCodeParam = z.string().describe('Brand identifier, from GET /partner/v1/brands.');

@@ -63,7 +63,31 @@ describe('configuration', () => {
     expect(parseConfig({ REQUEST_DEADLINE_MS: '2000' }).DB_POOL_WAIT_MS).toBe(500);
   });
 
+  it('reads the read replicas of the primary, their lag bound and check interval (D-23)', () => {
+    expect(parseConfig({})).toMatchObject({
+      DATABASE_REPLICA_URLS: [],
+      DATABASE_REPLICA_MAX_LAG_MS: 5_000,
+      DATABASE_REPLICA_CHECK_MS: 1_000,
+    });
+    const config = parseConfig({
+      DATABASE_URL: 'postgres://u@primary:5432/partner',
+      DATABASE_REPLICA_URLS: ' postgres://u@replica-1:5432/partner, postgresql://u@replica-2/partner ,',
+      DATABASE_REPLICA_MAX_LAG_MS: '2000',
+      DATABASE_REPLICA_CHECK_MS: '250',
+    });
+    expect(config.DATABASE_REPLICA_URLS).toEqual([
+      'postgres://u@replica-1:5432/partner',
+      'postgresql://u@replica-2/partner',
+    ]);
+    expect(config).toMatchObject({ DATABASE_REPLICA_MAX_LAG_MS: 2_000, DATABASE_REPLICA_CHECK_MS: 250 });
+  });
+
   it.each([
+    // The embedded PGlite has no replicas.
+    [{ DATABASE_REPLICA_URLS: 'postgres://u@replica/partner' }, 'DATABASE_REPLICA_URLS'],
+    [{ DATABASE_URL: 'postgres://u@p/partner', DATABASE_REPLICA_URLS: 'redis://r:6379' }, 'DATABASE_REPLICA_URLS.0'],
+    [{ DATABASE_REPLICA_CHECK_MS: '5000' }, 'DATABASE_REPLICA_CHECK_MS'],
+    [{ DATABASE_REPLICA_MAX_LAG_MS: '10' }, 'DATABASE_REPLICA_MAX_LAG_MS'],
     [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
     [{ DB_POOL_WAIT_MS: '10000' }, 'DB_POOL_WAIT_MS'],
     [{ DB_POOL_WAIT_MS: '0' }, 'DB_POOL_WAIT_MS'],

@@ -108,6 +108,23 @@ describe('the container recipe and CI rehearse the same scripts', () => {
     expect(compose).toMatch(/condition: service_completed_successfully/);
   });
 
+  it('offers a streaming replica the instances can read from (D-23)', () => {
+    const replicaUrl = compose
+      .match(/DATABASE_REPLICA_URLS: (\S+)/)?.[1]
+      // The password is compose's variable; any value makes it a URL.
+      ?.replace(/\$\{POSTGRES_PASSWORD[^}]*\}/, 'x');
+    const host = replicaUrl && new URL(replicaUrl).hostname;
+    expect(host).toBeDefined();
+    const service = compose.match(new RegExp(`\\n  ${host}:\\n((?:    .*\\n|\\s*\\n)+)`))?.[1] ?? '';
+    expect(service).toMatch(/pg_basebackup -h postgres .*-R/);
+    expect(service).toContain('profiles: ["replicas"]');
+    expect(compose).toMatch(/host replication partner all/);
+    expect(
+      parseConfig({ DATABASE_URL: 'postgres://partner:x@postgres:5432/partner', DATABASE_REPLICA_URLS: replicaUrl })
+        .DATABASE_REPLICA_URLS,
+    ).toEqual([replicaUrl]);
+  });
+
   it('gives each instance a stop grace period above its drain time', () => {
     const drainMs = Number(compose.match(/DRAIN_TIMEOUT_MS: "(\d+)"/)?.[1] ?? parseConfig({}).DRAIN_TIMEOUT_MS);
     const graces = [...compose.matchAll(/stop_grace_period: (\d+)s/g)].map((match) => Number(match[1]) * 1000);

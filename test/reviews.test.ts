@@ -1,6 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { kstDayStart } from '../db/kst';
+import { listReviews } from '../db/queries/reviews';
+import { loadCriticalRange } from '../db/queries/reviews/rules';
 import { brands } from '../db/schema';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { openTestDatabase } from './support/database';
@@ -149,6 +151,18 @@ describe('is_critical (D-7)', () => {
         .set({ criticalStarMin: 1, criticalStarMax: 2 })
         .where(eq(brands.id, fixture.brandId));
     }
+  });
+
+  it('is the same with the range read first and handed to the statement, as on a replica (D-23)', async () => {
+    const brand = { id: fixture.brandId, brandCode: fixture.brandCode };
+    const criticalRange = await loadCriticalRange(database.db, brand);
+    expect(criticalRange).toEqual({ min: 1, max: 2 });
+    const page = { page: 1, limit: 100 };
+    for (const critical of [undefined, true, false]) {
+      const given = await listReviews(database.db, { ...brand, criticalRange }, { critical }, page);
+      expect(given).toEqual(await listReviews(database.db, brand, { critical }, page));
+    }
+    expect(await loadCriticalRange(database.db, { id: -1, brandCode: 'gone' })).toBeUndefined();
   });
 });
 

@@ -5,8 +5,8 @@ import { plannedPerCall } from '../../plans';
 import { reviews, shops } from '../../schema';
 import { isPublicCode } from '../../schema/columns';
 import type { platformEnum } from '../../schema/enums';
-import type { BrandScope } from '../brands';
 import { literalLimit, type PageRequest, paginate } from '../pagination';
+import type { ReviewBrand } from './rules';
 import { isCritical, matchesKeyword } from './rules';
 
 /** The filters of the review list, already validated. Days are KST `YYYY-MM-DD`, both inclusive. */
@@ -33,7 +33,7 @@ export type ReviewPosition = { writtenAt: Date; reviewCode: string };
 export type ReviewWindow = { limit: number; offset: number; after?: ReviewPosition | undefined };
 
 /** One review (partner guide § Get one review), as both the list and the single read return it. */
-function reviewColumns(brand: BrandScope) {
+function reviewColumns(brand: ReviewBrand) {
   return {
     review_id: reviews.reviewCode,
     platform_shop_id: shops.platformShopId,
@@ -72,7 +72,7 @@ function toReview<T extends ReviewRow>({ writtenAt, isReplied, replyContent, rep
 }
 
 /** Each filter of partner guide § List reviews of a brand as one condition; absent filters add none. */
-function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
+function filterConditions(brand: ReviewBrand, filters: ReviewFilters): SQL[] {
   const conditions: (SQL | undefined)[] = [
     eq(reviews.brandId, brand.id),
     filters.from === undefined ? undefined : gte(reviews.writtenAt, kstDayStart(filters.from)),
@@ -99,7 +99,7 @@ function filterConditions(brand: BrandScope, filters: ReviewFilters): SQL[] {
  * index alone where the filters allow (an index-only scan, read backwards), and only the rows of the page
  * are then fetched and joined, so a deep OFFSET skips index entries, not heap rows and joins.
  */
-export function reviewListQuery(db: Db, brand: BrandScope, filters: ReviewFilters, window: ReviewWindow) {
+export function reviewListQuery(db: Db, brand: ReviewBrand, filters: ReviewFilters, window: ReviewWindow) {
   const { after } = window;
   // Keyset (D-19): strictly older in (written_at, review_code), a row comparison the same index reads
   // backwards from the position, so a page at any depth costs what the first one costs.
@@ -130,7 +130,7 @@ export function reviewListQuery(db: Db, brand: BrandScope, filters: ReviewFilter
  */
 export function listReviews(
   db: Db,
-  brand: BrandScope,
+  brand: ReviewBrand,
   filters: ReviewFilters,
   { after, ...page }: PageRequest & { after?: ReviewPosition | undefined },
 ) {
@@ -143,7 +143,7 @@ export function listReviews(
 }
 
 /** One review of the brand by its public id; undefined when missing or of another brand. */
-export async function findReview(db: Db, brand: BrandScope, reviewId: string) {
+export async function findReview(db: Db, brand: ReviewBrand, reviewId: string) {
   if (!isPublicCode(reviewId)) return undefined;
   const [row] = await db
     .select(reviewColumns(brand))

@@ -1,0 +1,363 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDailyAggregate } from '../db/aggregate';
+import { type DatabaseHandle, openDatabase } from '../db/client';
+import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { NOW } from './support/database';
+import { type LoggedProcess, spawnLogged } from './support/server-process';
+
+// D-23 against a real streaming replica: a scratch primary and a `pg_basebackup -R` standby of it, on free
+// ports of this machine, run as the `postgres` OS user, and the server started on both.
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = '/usr/lib/postgresql/15/bin';
+const CHECK_MS = 200;
+const MAX_LAG_MS = 1_500;
+/**
+ * A replica that stops answering leaves rotation at the next check, whose question times out after a
+ * check interval: within two intervals. The margin is for a machine shared with other work.
+ */
+const LEAVES_WITHIN_MS = 2 * CHECK_MS + 2_000;
+const BRAND = 'chicken-house';
+
+/** Why this machine cannot run the clusters, or undefined when it can. */
+function cannotRun(): string | undefined {
+  if (!process.env.TEST_DATABASE_URL) return 'TEST_DATABASE_URL is unset (the real-service run)';
+  for (const tool of ['initdb', 'pg_ctl', 'pg_basebackup'])
+    if (!existsSync(path.join(BIN, tool))) return `${BIN}/${tool} is missing`;
+  try {
+    execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
+  } catch {
+    return 'there is no postgres OS user';
+  }
+  if (process.getuid?.() !== 0) return 'starting a cluster as the postgres user needs root (runuser)';
+  return undefined;
+}
+
+const skipped = cannotRun();
+
+/** A command as the postgres OS user (the clusters' owner). */
+const asPostgres = (tool: string, args: string[]) =>
+  execFileSync('runuser', ['-u', 'postgres', '--', path.join(BIN, tool), ...args], { stdio: 'pipe' }).toString();
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+
+type Cluster = { dir: string; port: number; url: string };
+
+let root = '';
+let primary: Cluster;
+let replica: Cluster;
+let server: LoggedProcess | undefined;
+let base = '';
+let seedHandle: DatabaseHandle | undefined;
+const admin: { primary?: postgres.Sql; replica?: postgres.Sql } = {};
+
+function stopCluster(cluster: Cluster | undefined) {
+  if (!cluster || !existsSync(path.join(cluster.dir, 'postmaster.pid'))) return;
+  try {
+    asPostgres('pg_ctl', ['-D', cluster.dir, '-m', 'immediate', 'stop']);
+  } catch {}
+}
+
+/** Stops everything this file started and removes the clusters' files; safe to call more than once. */
+function cleanUp() {
+  if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+  stopCluster(replica);
+  stopCluster(primary);
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = '';
+}
+
+async function startCluster(dir: string, port: number): Promise<Cluster> {
+  asPostgres('pg_ctl', ['-D', dir, '-l', path.join(dir, 'server.log'), '-w', 'start']);
+  return { dir, port, url: `postgres://postgres@127.0.0.1:${port}/partner_replicas` };
+}
+
+const settings = (port: number) =>
+  [
+    `port = ${port}`,
+    "listen_addresses = '127.0.0.1'",
+    `unix_socket_directories = '${root}'`,
+    'wal_level = replica',
+    'max_wal_senders = 4',
+    'hot_standby = on',
+    'fsync = off',
+    'shared_buffers = 32MB',
+    // Nothing but the test reads the tables.
+    'autovacuum = off',
+    '',
+  ].join('\n');
+
+/**
+ * The reviews table's scans on a server so far (the directories never read it). A session publishes its
+ * table statistics after it has been idle a while (10 s on a standby), not at once.
+ */
+const STATISTICS_PUBLISHED_MS = 15_000;
+async function reviewScans(sql: postgres.Sql): Promise<number> {
+  const [row] = await sql<{ scans: string }[]>`
+    SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS scans FROM pg_stat_user_tables WHERE relname = 'reviews'`;
+  return Number(row?.scans ?? 0);
+}
+
+/** The server's sessions on a server whose last statement's text is like `pattern` (seen at once). */
+async function lastStatements(sql: postgres.Sql, pattern: string): Promise<number> {
+  const [row] = await sql<{ sessions: string }[]>`
+    SELECT count(*) AS sessions FROM pg_stat_activity
+    WHERE datname = 'partner_replicas' AND pid <> pg_backend_pid() AND query LIKE ${pattern}`;
+  return Number(row?.sessions ?? 0);
+}
+
+const get = (route: string) =>
+  fetch(`${base}${route}`, { headers: { 'x-partner-api-key': DEMO_KEYS.active } }).then(async (response) => ({
+    status: response.status,
+    body: (await response.json()) as { data?: { items?: { review_id?: string }[] } },
+  }));
+
+/** Resolves once `done` holds (checked every 100 ms); rejects after `timeout` ms (a hook cannot use expect.poll). */
+async function until(done: () => boolean | Promise<boolean>, timeout: number) {
+  const end = performance.now() + timeout;
+  while (!(await done())) {
+    if (performance.now() > end) throw new Error(`not done within ${timeout} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Calls of every route, three at a time, while `fault` befalls the replica: until it has left rotation and
+ * half a second more (calls then on the primary). What failed, how many calls, how soon it left and why,
+ * and what /readyz and the rotation gauge said meanwhile.
+ */
+async function underLoad(fault: () => void) {
+  const failures: string[] = [];
+  let calls = 0;
+  let running = true;
+  const worker = async () => {
+    for (let i = 0; running; i++) {
+      const route = routes[i % routes.length] as string;
+      const answer = await get(route).catch((error: unknown) => ({ status: 0, body: { error: String(error) } }));
+      calls += 1;
+      if (answer.status !== 200) failures.push(`${route}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    }
+  };
+  const workers = [worker(), worker(), worker()];
+  const left = logged('replica left rotation').length;
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const faultAt = performance.now();
+    fault();
+    await until(() => logged('replica left rotation').length > left, LEAVES_WITHIN_MS + 5_000);
+    const leftAfterMs = performance.now() - faultAt;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const ready = (await fetch(`${base}/readyz`)).status;
+    const inRotation = await metric('partner_api_db_replicas_in_rotation');
+    return { failures, calls, leftAfterMs, left: logged('replica left rotation')[left], ready, inRotation };
+  } finally {
+    running = false;
+    await Promise.all(workers);
+  }
+}
+
+/** The PIDs of a process's children (Linux). */
+function childrenOf(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** The server's metric lines that start with `name`. */
+async function metric(name: string): Promise<string[]> {
+  const { port } = (logged('listening')[0]?.metrics ?? {}) as { port?: number };
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return text.split('\n').filter((line) => line.startsWith(name));
+}
+
+/** Every kind of read the API makes (the review's id is the newest review's), once the server is up. */
+let routes: string[] = [];
+
+const logged = (msg: string) => server?.lines.filter((line) => line.msg === msg) ?? [];
+
+process.once('exit', cleanUp);
+
+describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipped}` : ''}`, () => {
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(tmpdir(), 'partner-replicas-'));
+    const owner = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    chownSync(root, owner, -1);
+    const [primaryPort, replicaPort] = [await freePort(), await freePort()];
+    const primaryDir = path.join(root, 'primary');
+    asPostgres('initdb', ['-D', primaryDir, '--auth=trust', '--no-sync', '-U', 'postgres']);
+    appendFileSync(path.join(primaryDir, 'postgresql.conf'), settings(primaryPort));
+    primary = await startCluster(primaryDir, primaryPort);
+    admin.primary = postgres(primary.url.replace('/partner_replicas', '/postgres'), { max: 1, onnotice: () => {} });
+    await admin.primary.unsafe('CREATE DATABASE partner_replicas');
+    await admin.primary.end();
+    // The demo data as every test file sees it (the run's clock), on the primary.
+    seedHandle = await openDatabase({ url: primary.url, maxConnections: 2 });
+    await seedHandle.migrate();
+    await seedDemo(seedHandle.db, { now: NOW });
+    await buildDailyAggregate(seedHandle.db, { now: NOW });
+    // Its sessions end here, so their statistics are published before any counter is read.
+    await seedHandle.close();
+    seedHandle = undefined;
+
+    const replicaDir = path.join(root, 'replica');
+    asPostgres('pg_basebackup', [
+      ...['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaDir],
+      ...['-R', '-X', 'stream', '--checkpoint=fast', '--no-sync'],
+    ]);
+    appendFileSync(path.join(replicaDir, 'postgresql.conf'), `port = ${replicaPort}\n`);
+    replica = await startCluster(replicaDir, replicaPort);
+    admin.primary = postgres(primary.url, { max: 1, onnotice: () => {} });
+    admin.replica = postgres(replica.url, { max: 1, onnotice: () => {} });
+    await until(
+      async () => (await admin.primary?.unsafe('SELECT state FROM pg_stat_replication'))?.[0]?.state === 'streaming',
+      20_000,
+    );
+
+    server = spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        TMPDIR: process.env.TMPDIR,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_PER_MINUTE: '1000000',
+        DATABASE_URL: primary.url,
+        DATABASE_REPLICA_URLS: replica.url,
+        DATABASE_REPLICA_MAX_LAG_MS: String(MAX_LAG_MS),
+        DATABASE_REPLICA_CHECK_MS: String(CHECK_MS),
+        METRICS_PORT: '0',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await until(() => logged('listening').length > 0, 60_000);
+    base = String(logged('listening')[0]?.base);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([admin.primary?.end({ timeout: 1 }), admin.replica?.end({ timeout: 1 }), seedHandle?.close()]);
+    cleanUp();
+  });
+
+  const answers = new Map<string, unknown>();
+
+  it('starts with the replica in rotation, and reads land on it, not on the primary', async () => {
+    expect(server?.lines.find((line) => line.msg === 'listening')?.replicas).toEqual({ configured: 1, inRotation: 1 });
+    expect(await metric('partner_api_db_replicas_in_rotation')).toEqual(['partner_api_db_replicas_in_rotation 1']);
+    expect(await metric('partner_api_db_replica_lag_seconds{')).toEqual([
+      expect.stringMatching(/^partner_api_db_replica_lag_seconds\{replica="0"\} \d/),
+    ]);
+    const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
+    const before = { primary: await reviewScans(sql.primary), replica: await reviewScans(sql.replica) };
+    const list = await get(`/partner/v1/brands/${BRAND}/reviews?limit=20`);
+    expect(list.status).toBe(200);
+    const reviewId = list.body.data?.items?.[0]?.review_id;
+    routes = [
+      `/partner/v1/brands/${BRAND}/reviews?limit=20`,
+      `/partner/v1/brands/${BRAND}/reviews?critical=true&limit=20`,
+      `/partner/v1/brands/${BRAND}/reviews/${reviewId}`,
+      `/partner/v1/brands/${BRAND}/users`,
+      `/partner/v1/brands/${BRAND}/shops`,
+      `/partner/v1/brands/${BRAND}/review-stats?group_by=date`,
+      `/partner/v1/brands/${BRAND}/sales?group_by=shop`,
+    ];
+    for (const route of routes) {
+      const answer = await get(route);
+      expect(answer.status, route).toBe(200);
+      answers.set(route, answer.body);
+    }
+    await expect
+      .poll(() => reviewScans(sql.replica), { timeout: STATISTICS_PUBLISHED_MS, interval: 500 })
+      .toBeGreaterThan(before.replica);
+    // By now the primary's sessions have been idle as long: what they scanned would show.
+    expect(await reviewScans(sql.primary)).toBe(before.primary);
+  }, 30_000);
+
+  it('keeps the replica in rotation through a rebuild of the daily aggregate on the primary', async () => {
+    seedHandle = await openDatabase({ url: primary.url, maxConnections: 2 });
+    await buildDailyAggregate(seedHandle.db, { now: NOW });
+    // A few checks after the burst.
+    await new Promise((resolve) => setTimeout(resolve, 5 * CHECK_MS));
+    expect(logged('replica left rotation')).toEqual([]);
+  });
+
+  it('loses no call when the replica stops, takes it out within two checks, and stays ready', async () => {
+    const outcome = await underLoad(() => asPostgres('pg_ctl', ['-D', replica.dir, '-m', 'immediate', 'stop']));
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.calls).toBeGreaterThan(routes.length);
+    expect(outcome.left).toMatchObject({ replica: 0 });
+    expect(outcome.leftAfterMs).toBeLessThan(LEAVES_WITHIN_MS);
+    expect(outcome.ready).toBe(200);
+    expect(outcome.inRotation).toEqual(['partner_api_db_replicas_in_rotation 0']);
+  });
+
+  it('answers from the primary what it answered from the replica', async () => {
+    for (const route of routes) {
+      const answer = await get(route);
+      expect(answer.status, route).toBe(200);
+      expect(answer.body, route).toEqual(answers.get(route));
+    }
+  });
+
+  it('takes the replica back by itself once it answers again', async () => {
+    await startCluster(replica.dir, replica.port);
+    // Logged once at start, and again now.
+    await expect.poll(() => logged('replica in rotation').length, { timeout: 10_000 }).toBe(2);
+    expect(await lastStatements(admin.replica as postgres.Sql, '%"reviews"%')).toBe(0);
+    expect((await get(routes[0] as string)).status).toBe(200);
+    expect(await lastStatements(admin.replica as postgres.Sql, '%"reviews"%')).toBeGreaterThan(0);
+  });
+
+  it('loses no call when the replica stalls (answers nothing): calls waiting on it move to the primary', async () => {
+    const postmaster = Number(readFileSync(path.join(replica.dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const processes = [postmaster, ...childrenOf(postmaster)];
+    const returned = logged('replica in rotation').length;
+    try {
+      const outcome = await underLoad(() => {
+        for (const pid of processes) process.kill(pid, 'SIGSTOP');
+      });
+      expect(outcome.failures).toEqual([]);
+      expect(outcome.left).toMatchObject({ replica: 0, reason: 'unreachable' });
+      expect(outcome.leftAfterMs).toBeLessThan(LEAVES_WITHIN_MS);
+      expect(outcome.ready).toBe(200);
+    } finally {
+      for (const pid of processes) process.kill(pid, 'SIGCONT');
+    }
+    await expect.poll(() => logged('replica in rotation').length, { timeout: 10_000 }).toBe(returned + 1);
+  });
+
+  it('reads a changed critical range on the primary at once, then takes a lagging replica out and back', async () => {
+    const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
+    const [left, returned] = [logged('replica left rotation').length, logged('replica in rotation').length];
+    await sql.replica`SELECT pg_wal_replay_pause()`;
+    // Every rated review of the brand is critical now (D-7), on the primary only: the replica has paused.
+    await sql.primary`UPDATE brands SET critical_star_min = 1, critical_star_max = 5 WHERE brand_code = ${BRAND}`;
+    const list = await get(`/partner/v1/brands/${BRAND}/reviews?limit=50`);
+    const items = (list.body.data?.items ?? []) as { rating: number | null; is_critical: boolean }[];
+    // Read on the replica: the statement carried the range read on the primary.
+    expect(logged('replica left rotation').length).toBe(left);
+    expect(await lastStatements(sql.replica, '%::smallint%')).toBeGreaterThan(0);
+    const rated = items.filter((item) => item.rating !== null && item.rating >= 0.5);
+    expect(rated.length).toBeGreaterThan(0);
+    for (const item of rated) expect(item.is_critical).toBe(true);
+
+    await expect
+      .poll(() => logged('replica left rotation').length, { timeout: MAX_LAG_MS + LEAVES_WITHIN_MS })
+      .toBe(left + 1);
+    expect(logged('replica left rotation')[left]).toMatchObject({ replica: 0, reason: 'lagging' });
+    await sql.replica`SELECT pg_wal_replay_resume()`;
+    await expect.poll(() => logged('replica in rotation').length, { timeout: 5_000 }).toBe(returned + 1);
+  });
+});
