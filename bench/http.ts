@@ -19,9 +19,10 @@ import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
+import { assertSameAnswer, REFERENCE_SERVICE, referenceColumns, referenceConfig } from './reference';
 
 // npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
-//   [--server-log FILE]
+//   [--server-log FILE] [--server-dir DIR]
 // The real server (`npm start` as a child, DATABASE_URL, in-process limiter, default log level)
 // under autocannon (16 connections, loopback): warm-up, max throughput, latency at a fixed rate; beside it
 // the physical limits in the same run: pgbench on the exact SQL of each review list, and a bare node:http
@@ -39,6 +40,8 @@ const { values: args } = parseArgs({
     'server-node': { type: 'string' },
     /** Append the server's log (its stdout: the access log) to this file instead of discarding it. */
     'server-log': { type: 'string' },
+    /** Run the server of another checkout (built, `npm start` there): the before of a change, same bench. */
+    'server-dir': { type: 'string' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -86,8 +89,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-function start(command: string, argv: string[], env: NodeJS.ProcessEnv = {}, stdout: 'ignore' | number = 'ignore') {
+function start(
+  command: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+  stdout: 'ignore' | number = 'ignore',
+  cwd?: string,
+) {
   const child = spawn(command, argv, {
+    cwd,
     env: { ...process.env, ...env },
     detached: true,
     stdio: ['ignore', stdout, 'pipe'],
@@ -182,7 +192,8 @@ async function cannon(url: string, options: { duration: number; overallRate?: nu
   };
 }
 
-async function measure(url: string, rate: number, serverGroup?: number) {
+/** Warm-up, then max throughput with the CPU per call of `serverGroup` and of PostgreSQL. */
+async function measureMax(url: string, serverGroup?: number) {
   await cannon(url, { duration: WARMUP });
   const before = serverGroup === undefined ? undefined : cpuSeconds(serverGroup);
   const max = await cannon(url, { duration: DURATION });
@@ -194,6 +205,11 @@ async function measure(url: string, rate: number, serverGroup?: number) {
       postgresMs: ((after.postgres - before.postgres) * 1000) / max.answered,
     };
   }
+  return { max, cpu };
+}
+
+async function measure(url: string, rate: number, serverGroup?: number) {
+  const { max, cpu } = await measureMax(url, serverGroup);
   // The latency targets are judged on evenly spaced calls (bench/paced.ts); autocannon's own fixed-rate
   // run, a burst of 16 at each second's start, is kept beside it for comparison with earlier tables.
   const fixed = await cannon(url, { duration: DURATION, overallRate: rate });
@@ -387,8 +403,9 @@ async function main() {
     .from(brands)
     .innerJoin(partners, eq(partners.id, brands.partnerId))
     .where(eq(brands.brandCode, BENCH_BRAND_CODE));
-  const scope = partner && (await loadBrandScopes(database.db)).get(brandScopeName(partner.id, BENCH_BRAND_CODE));
-  if (!scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
+  const brandScopes = await loadBrandScopes(database.db);
+  const scope = partner && brandScopes.get(brandScopeName(partner.id, BENCH_BRAND_CODE));
+  if (!partner || !scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
   const [newest] = await database.db
     .select({ code: reviews.reviewCode })
     .from(reviews)
@@ -421,6 +438,7 @@ async function main() {
         ...env,
       },
       args['server-log'] ? openSync(args['server-log'], 'a') : 'ignore',
+      args['server-dir'],
     );
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);
@@ -430,6 +448,27 @@ async function main() {
   const results: (Row & { pass?: string })[] = [];
   const json: Record<string, unknown>[] = [];
   const server = await serve({});
+  // The hand-written reference (bench/reference.ts), measured right after the API on each review list.
+  const lists = all.flatMap((scenario) => (scenario.list && !scenario.followNext ? [scenario.list] : []));
+  const reference = await (async () => {
+    if (!lists.length) return undefined;
+    const port = await freePort();
+    const child = start(process.execPath, ['--import', 'tsx', REFERENCE_SERVICE], {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      REFERENCE: referenceConfig(
+        database.db,
+        DEMO_KEYS.active,
+        { ...scope, partnerId: partner.id },
+        brandScopes.values(),
+        lists,
+      ),
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitReady(base, child);
+    return { base, group: child.pid, stop: () => killGroup(child) };
+  })();
+  const referenced: Record<string, Awaited<ReturnType<typeof measureMax>>> = {};
   let brandsBody = '';
   const api: Record<string, Measured> = {};
   for (const scenario of all) {
@@ -440,7 +479,15 @@ async function main() {
     if (!check.ok) throw new Error(`${scenarioPath}: ${check.status} ${body.slice(0, 300)}`);
     if (scenario.name === 'GET /brands') brandsBody = body;
     api[scenario.name] = await measure(`${server.base}${scenarioPath}`, scenario.rate, server.group);
+    if (reference && scenario.list && !scenario.followNext) {
+      const answer = await fetch(`${reference.base}${scenarioPath}`, {
+        headers: { 'x-partner-api-key': DEMO_KEYS.active },
+      });
+      assertSameAnswer(scenario.name, body, await answer.text());
+      referenced[scenario.name] = await measureMax(`${reference.base}${scenarioPath}`, reference.group);
+    }
   }
+  reference?.stop();
   // GET /brands with the shared Redis limiter (D-14): its cost against the in-process limiter, measured
   // back to back (plain, Redis, plain, Redis; the best of each) so the shared machine's drift cancels out.
   let redisBrands: Measured | undefined;
@@ -522,9 +569,20 @@ async function main() {
       'limit (pgbench tps / bare http)': limit === undefined ? '' : whole(limit),
       'API / limit': ratio === undefined ? '' : `${(ratio * 100).toFixed(0)} %`,
       'CPU ms per call, server / PostgreSQL': cpu ? `${cpu.serverMs.toFixed(2)} / ${cpu.postgresMs.toFixed(2)}` : '',
+      ...referenceColumns(measured, referenced[scenario.name]),
       pass: failures.length ? `FAIL (${failures.join(', ')})` : 'pass',
     });
-    json.push({ ...scenario, max, fixed, paced: even, cpu, limit, ratio, failures });
+    json.push({
+      ...scenario,
+      max,
+      fixed,
+      paced: even,
+      cpu,
+      limit,
+      ratio,
+      failures,
+      reference: referenced[scenario.name],
+    });
   }
   if (redisBrands) {
     const plain = plainBrands;
