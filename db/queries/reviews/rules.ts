@@ -11,7 +11,7 @@ import type { BrandScope } from '../brands';
  * bucket 0, outside every range, so the AI alone decides for it. The range is read by the statement
  * itself (each bound once per statement, an InitPlan), so a change applies to the next call at once.
  */
-export function isCritical(brand: BrandScope): SQL<boolean> {
+export function isCritical(brand: { id: BrandScope['id'] | SQLWrapper }): SQL<boolean> {
   const bound = (column: SQLWrapper) => sql`(SELECT ${column} FROM ${brands} WHERE ${brands.id} = ${brand.id})`;
   return sql<boolean>`(${reviews.starBucket} BETWEEN ${bound(brands.criticalStarMin)} AND ${bound(brands.criticalStarMax)} OR ${reviews.aiNegative})`;
 }
@@ -28,9 +28,13 @@ export function likePattern(keyword: string): string {
  * each of its lower-cased characters and pairs are found first in the index of migration 0005 (the same
  * function on both sides, so the same lower()); the ILIKE stays as the exact rule.
  */
-export function matchesKeyword(keyword: string): SQL<boolean> {
-  const pattern = likePattern(keyword);
+export function matchesKeyword(
+  keyword: string,
+  /** What the statement binds: the keyword and its pattern, or placeholders for them (a prepared statement). */
+  bound: { keyword: string | SQLWrapper; pattern: string | SQLWrapper } = { keyword, pattern: likePattern(keyword) },
+): SQL<boolean> {
+  const { pattern } = bound;
   const exact = sql<boolean>`(${reviews.content} ILIKE ${pattern} OR (partner_menus_text(${reviews.menus}) ILIKE ${pattern} AND EXISTS (SELECT 1 FROM unnest(${reviews.menus}) AS menu(name) WHERE menu.name ILIKE ${pattern})))`;
   if ([...keyword].length >= 3) return exact;
-  return sql<boolean>`(partner_grams(${reviews.content}, ${reviews.menus}) @> partner_grams(${keyword}, NULL) AND ${exact})`;
+  return sql<boolean>`(partner_grams(${reviews.content}, ${reviews.menus}) @> partner_grams(${bound.keyword}, NULL) AND ${exact})`;
 }
