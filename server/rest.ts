@@ -38,6 +38,7 @@ export function restFacade(appRouter: AppRouter, createContext: HttpContextFacto
  * made of; anything else cannot name a resource (db/schema/columns.ts PUBLIC_CODE) and stays as it came.
  */
 function decodedPath(path: string): string {
+  if (!path.includes('%')) return path;
   return path
     .split('/')
     .map((segment) => {

@@ -58,38 +58,6 @@ function withoutOutputParsing<R>(built: R): R {
 // 2. Base procedures. The order of D-13 is the order of the chain: key (401/403), rate limit (429),
 // parameters (400, the operation's .input), brand (404), then the operation's own resource (404).
 
-/**
- * D-22: the call's procedure names its request's operation (the first one, for the metrics and the
- * access line; a batch is labelled by its transport), and is a span when tracing is on. Only procedures
- * that exist get here, so the label's values are the router's names.
- */
-const observed = t.middleware(({ ctx, path, next }) => {
-  if (ctx.access) ctx.access.operation ??= path;
-  const traced = tracing();
-  return traced ? traced.procedure(path, next) : next();
-});
-
-/**
- * D-20: every call runs under its request's signal (the client has gone, or the deadline passed). Its
- * queries see the signal (db/cancellation.ts) and are cancelled with it; the call itself stops waiting
- * at once and answers the 500 envelope, whatever a stalled store is doing.
- * D-21: its statements run in the lane of the resource it reads (the router's first path segment:
- * brands, users, shops, reviews, …), which may hold at most half the pool (db/pool-gate.ts). A call that got
- * no connection in time answers the 500 envelope with `Retry-After`.
- */
-const bounded = t.middleware(async ({ ctx, path, next }) => {
-  let result: Awaited<ReturnType<typeof next>>;
-  try {
-    result = await untilAborted(ctx.signal, () => withStatementLane(path.split('.')[0] ?? path, () => next()));
-  } catch (error) {
-    if (ctx.signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: ctx.signal.reason });
-    throw error;
-  }
-  const busy = result.ok ? undefined : poolBusyIn(result.error);
-  if (busy) ctx.responseHeaders['Retry-After'] = String(busy.retryAfterSeconds);
-  return result;
-});
-
 /** The caller's partner, once the key is accepted. */
 export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
 
@@ -155,14 +123,36 @@ function noteKey(ctx: RequestContext, key: ApiKeyState) {
 /**
  * A read of the key's partner: authenticated and rate limited (D-13, D-14), every call counted whatever
  * its outcome, a refused call not. A call whose transport admitted it already (a tRPC batch) uses that.
+ * One middleware, in this order (each level of tRPC's middleware chain copies the call's context):
+ * - D-22: the call's procedure names its request's operation (the first one, for the metrics and the
+ *   access line; a batch is labelled by its transport), and is a span when tracing is on. Only procedures
+ *   that exist get here, so the label's values are the router's names.
+ * - D-20: the call runs under its request's signal (the client has gone, or the deadline passed). Its
+ *   queries see the signal (db/cancellation.ts) and are cancelled with it; the call itself stops waiting
+ *   at once and answers the 500 envelope, whatever a stalled store is doing.
+ * - D-21: its statements run in the lane of the resource it reads (the router's first path segment:
+ *   brands, users, shops, reviews, …), which may hold at most half the pool (db/pool-gate.ts). A call that
+ *   got no connection in time answers the 500 envelope with `Retry-After`.
+ * - then the key and the limit (admit).
  */
-export const partnerProcedure = t.procedure
-  .use(observed)
-  .use(bounded)
-  .use(async ({ ctx, next }) => {
-    const admission = ctx.admission ?? admit(ctx, 1);
-    return next({ ctx: { partner: await admission } });
-  });
+export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
+  if (ctx.access) ctx.access.operation ??= path;
+  const admitted = async () => next({ ctx: { partner: await (ctx.admission ?? admit(ctx, 1)) } });
+  const bounded = async () => {
+    let result: Awaited<ReturnType<typeof admitted>>;
+    try {
+      result = await untilAborted(ctx.signal, () => withStatementLane(path.split('.')[0] ?? path, admitted));
+    } catch (error) {
+      if (ctx.signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: ctx.signal.reason });
+      throw error;
+    }
+    const busy = result.ok ? undefined : poolBusyIn(result.error);
+    if (busy) ctx.responseHeaders['Retry-After'] = String(busy.retryAfterSeconds);
+    return result;
+  };
+  const traced = tracing();
+  return traced ? traced.procedure(path, bounded) : bounded();
+});
 
 /** `{brand_code}` of every brand path. Any string: a malformed code is simply a missing brand (404). */
 export const brandCodeParam = z.string().describe('Brand identifier, from GET /partner/v1/brands.');
