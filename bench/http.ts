@@ -19,10 +19,17 @@ import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
-import { assertSameAnswer, REFERENCE_SERVICE, referenceColumns, referenceConfig } from './reference';
+import {
+  alternate,
+  assertSameAnswer,
+  type PeerRun,
+  peerColumns,
+  REFERENCE_SERVICE,
+  referenceConfig,
+} from './reference';
 
 // npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
-//   [--server-log FILE] [--server-dir DIR]
+//   [--server-log FILE] [--server-dir DIR] [--baseline DIR] [--rounds N]
 // The real server (`npm start` as a child, DATABASE_URL, in-process limiter, default log level)
 // under autocannon (16 connections, loopback): warm-up, max throughput, latency at a fixed rate; beside it
 // the physical limits in the same run: pgbench on the exact SQL of each review list, and a bare node:http
@@ -40,8 +47,12 @@ const { values: args } = parseArgs({
     'server-node': { type: 'string' },
     /** Append the server's log (its stdout: the access log) to this file instead of discarding it. */
     'server-log': { type: 'string' },
-    /** Run the server of another checkout (built, `npm start` there): the before of a change, same bench. */
+    /** Run the server of another checkout (built, `npm start` there) instead of this one's. */
     'server-dir': { type: 'string' },
+    /** Also run the server of this checkout (built) beside it, alternately on the lists: a before and after in one run. */
+    baseline: { type: 'string' },
+    /** Alternate rounds of API, baseline and reference on each list (bench/reference.ts alternate). */
+    rounds: { type: 'string', default: '3' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -420,7 +431,7 @@ async function main() {
   );
 
   // The real server, as `npm start` runs it; RATE_LIMIT_PER_MINUTE high so the limiter decides but never refuses.
-  const serve = async (env: NodeJS.ProcessEnv) => {
+  const serve = async (env: NodeJS.ProcessEnv, dir = args['server-dir']) => {
     const port = await freePort();
     const [command, ...argv] = args['server-node']
       ? [args['server-node'], path.resolve('node_modules/tsx/dist/cli.mjs'), 'server/main.ts']
@@ -438,7 +449,7 @@ async function main() {
         ...env,
       },
       args['server-log'] ? openSync(args['server-log'], 'a') : 'ignore',
-      args['server-dir'],
+      dir,
     );
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);
@@ -468,7 +479,8 @@ async function main() {
     await waitReady(base, child);
     return { base, group: child.pid, stop: () => killGroup(child) };
   })();
-  const referenced: Record<string, Awaited<ReturnType<typeof measureMax>>> = {};
+  const baseline = args.baseline ? await serve({}, args.baseline) : undefined;
+  const referenced: Record<string, Partial<Record<'api' | 'baseline' | 'reference', PeerRun>>> = {};
   let brandsBody = '';
   const api: Record<string, Measured> = {};
   for (const scenario of all) {
@@ -479,15 +491,23 @@ async function main() {
     if (!check.ok) throw new Error(`${scenarioPath}: ${check.status} ${body.slice(0, 300)}`);
     if (scenario.name === 'GET /brands') brandsBody = body;
     api[scenario.name] = await measure(`${server.base}${scenarioPath}`, scenario.rate, server.group);
+    const peers: Partial<Record<'api' | 'baseline' | 'reference', () => Promise<PeerRun>>> = {};
     if (reference && scenario.list && !scenario.followNext) {
       const answer = await fetch(`${reference.base}${scenarioPath}`, {
         headers: { 'x-partner-api-key': DEMO_KEYS.active },
       });
       assertSameAnswer(scenario.name, body, await answer.text());
-      referenced[scenario.name] = await measureMax(`${reference.base}${scenarioPath}`, reference.group);
+      peers.reference = () => measureMax(`${reference.base}${scenarioPath}`, reference.group);
+    }
+    if (baseline) peers.baseline = () => measureMax(`${baseline.base}${scenarioPath}`, baseline.group);
+    if (peers.reference || peers.baseline) {
+      process.stdout.write(`  … alternately with ${Object.keys(peers).join(' and ')}\n`);
+      peers.api = () => measureMax(`${server.base}${scenarioPath}`, server.group);
+      referenced[scenario.name] = await alternate(Number(args.rounds), peers);
     }
   }
   reference?.stop();
+  baseline?.stop();
   // GET /brands with the shared Redis limiter (D-14): its cost against the in-process limiter, measured
   // back to back (plain, Redis, plain, Redis; the best of each) so the shared machine's drift cancels out.
   let redisBrands: Measured | undefined;
@@ -569,7 +589,7 @@ async function main() {
       'limit (pgbench tps / bare http)': limit === undefined ? '' : whole(limit),
       'API / limit': ratio === undefined ? '' : `${(ratio * 100).toFixed(0)} %`,
       'CPU ms per call, server / PostgreSQL': cpu ? `${cpu.serverMs.toFixed(2)} / ${cpu.postgresMs.toFixed(2)}` : '',
-      ...referenceColumns(measured, referenced[scenario.name]),
+      ...peerColumns(referenced[scenario.name]),
       pass: failures.length ? `FAIL (${failures.join(', ')})` : 'pass',
     });
     json.push({
@@ -581,7 +601,7 @@ async function main() {
       limit,
       ratio,
       failures,
-      reference: referenced[scenario.name],
+      peers: referenced[scenario.name],
     });
   }
   if (redisBrands) {

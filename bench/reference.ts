@@ -45,17 +45,51 @@ export function assertSameAnswer(name: string, api: string, reference: string) {
     );
 }
 
-type Max = { reqPerSec: number };
-type Cpu = { serverMs: number } | undefined;
+/** One max-throughput run of a server: calls a second, and its process's CPU per call. */
+export type PeerRun = { max: { reqPerSec: number }; cpu?: { serverMs: number } | undefined };
 
-/** The table's columns for the reference: its throughput, the API's share of it, and both CPU costs per call. */
-export function referenceColumns(api: { max: Max; cpu: Cpu }, reference: { max: Max; cpu: Cpu } | undefined) {
-  if (!reference)
-    return { 'reference req/s': '', 'API / reference': '', 'server CPU ms per call, API / reference': '' };
+/**
+ * Runs each peer's measurement in turn, `rounds` times (A, B, C, A, B, C, …), and keeps the best of each:
+ * the most calls a second and the least CPU per call seen. On a shared machine the load drifts between
+ * two runs; alternating and keeping the best compares the peers under the same conditions.
+ */
+export async function alternate<K extends string>(
+  rounds: number,
+  peers: Partial<Record<K, () => Promise<PeerRun>>>,
+): Promise<Partial<Record<K, PeerRun>>> {
+  const best: Partial<Record<K, PeerRun>> = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const name of Object.keys(peers) as K[]) {
+      const measure = peers[name];
+      if (!measure) continue;
+      const run = await measure();
+      const kept = best[name];
+      const cpus = [kept?.cpu, run.cpu].filter((cpu) => cpu !== undefined);
+      best[name] = {
+        max: kept && kept.max.reqPerSec >= run.max.reqPerSec ? kept.max : run.max,
+        cpu: cpus.sort((a, b) => a.serverMs - b.serverMs)[0],
+      };
+    }
+  }
+  return best;
+}
+
+/**
+ * The table's columns for the peers of a scenario, measured alternately: the reference's throughput, the
+ * API's share of it and both CPU costs per call; with a baseline (another checkout's server), its share too.
+ */
+export function peerColumns(peers: Partial<Record<'api' | 'baseline' | 'reference', PeerRun>> | undefined) {
+  const { api, baseline, reference } = peers ?? {};
+  const share = (a: PeerRun | undefined, b: PeerRun | undefined) =>
+    a && b ? (a.max.reqPerSec / b.max.reqPerSec).toFixed(2) : '';
+  const cpu = (run: PeerRun | undefined) => (run?.cpu ? run.cpu.serverMs.toFixed(3) : '–');
   return {
-    'reference req/s': whole(reference.max.reqPerSec),
-    'API / reference': (api.max.reqPerSec / reference.max.reqPerSec).toFixed(2),
-    'server CPU ms per call, API / reference':
-      api.cpu && reference.cpu ? `${api.cpu.serverMs.toFixed(3)} / ${reference.cpu.serverMs.toFixed(3)}` : '',
+    'reference req/s': reference ? whole(reference.max.reqPerSec) : '',
+    'API / reference': share(api, reference),
+    'baseline / reference': share(baseline, reference),
+    'API / baseline': share(api, baseline),
+    'server CPU ms per call, API / baseline / reference': api
+      ? `${cpu(api)} / ${cpu(baseline)} / ${cpu(reference)}`
+      : '',
   };
 }
