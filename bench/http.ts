@@ -374,6 +374,23 @@ async function followLinks(base: string, path: string, times: number): Promise<s
   return current;
 }
 
+/** A bare node:http server answering `body` to every request: the transport's ceiling for GET /brands. */
+async function bareServer(body: string) {
+  const port = await freePort();
+  const child = start(
+    process.execPath,
+    [
+      '-e',
+      `const body = Buffer.from(process.env.BODY);
+       require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }); res.end(body); }).listen(${port}, '127.0.0.1');`,
+    ],
+    { BODY: body },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(base, child);
+  return { base, group: child.pid, stop: () => killGroup(child) };
+}
+
 async function main() {
   const startedAt = Date.now();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
@@ -500,11 +517,15 @@ async function main() {
       peers.reference = () => measureMax(`${reference.base}${scenarioPath}`, reference.group);
     }
     if (baseline) peers.baseline = () => measureMax(`${baseline.base}${scenarioPath}`, baseline.group);
+    // GET /brands' reference is the bare node:http server on its bytes.
+    const bare = scenario.name === 'GET /brands' ? await bareServer(body) : undefined;
+    if (bare) peers.reference = () => measureMax(`${bare.base}${BASE}`, bare.group);
     if (peers.reference || peers.baseline) {
       process.stdout.write(`  … alternately with ${Object.keys(peers).join(' and ')}\n`);
       peers.api = () => measureMax(`${server.base}${scenarioPath}`, server.group);
       referenced[scenario.name] = await alternate(Number(args.rounds), peers);
     }
+    bare?.stop();
   }
   reference?.stop();
   baseline?.stop();
@@ -527,21 +548,11 @@ async function main() {
   // The transport ceiling: a bare node:http server answering GET /brands' bytes.
   let bare: Load | undefined;
   if (brandsBody) {
-    const port = await freePort();
-    const child = start(
-      process.execPath,
-      [
-        '-e',
-        `const body = Buffer.from(process.env.BODY);
-       require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }); res.end(body); }).listen(${port}, '127.0.0.1');`,
-      ],
-      { BODY: brandsBody },
-    );
-    await waitReady(`http://127.0.0.1:${port}`, child);
+    const server = await bareServer(brandsBody);
     process.stdout.write('bare node:http …\n');
-    await cannon(`http://127.0.0.1:${port}${BASE}`, { duration: WARMUP });
-    bare = await cannon(`http://127.0.0.1:${port}${BASE}`, { duration: DURATION });
-    killGroup(child);
+    await cannon(`${server.base}${BASE}`, { duration: WARMUP });
+    bare = await cannon(`${server.base}${BASE}`, { duration: DURATION });
+    server.stop();
   }
 
   // pgbench on the exact SQL of each review list.
