@@ -19,9 +19,17 @@ import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
+import {
+  alternate,
+  assertSameAnswer,
+  type PeerRun,
+  peerColumns,
+  REFERENCE_SERVICE,
+  referenceConfig,
+} from './reference';
 
 // npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
-//   [--server-log FILE]
+//   [--server-log FILE] [--server-dir DIR] [--baseline DIR] [--rounds N]
 // The real server (`npm start` as a child, DATABASE_URL, in-process limiter, default log level)
 // under autocannon (16 connections, loopback): warm-up, max throughput, latency at a fixed rate; beside it
 // the physical limits in the same run: pgbench on the exact SQL of each review list, and a bare node:http
@@ -39,6 +47,12 @@ const { values: args } = parseArgs({
     'server-node': { type: 'string' },
     /** Append the server's log (its stdout: the access log) to this file instead of discarding it. */
     'server-log': { type: 'string' },
+    /** Run the server of another checkout (built, `npm start` there) instead of this one's. */
+    'server-dir': { type: 'string' },
+    /** Also run the server of this checkout (built) beside it, alternately on the lists: a before and after in one run. */
+    baseline: { type: 'string' },
+    /** Alternate rounds of API, baseline and reference on each list (bench/reference.ts alternate). */
+    rounds: { type: 'string', default: '3' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -86,8 +100,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-function start(command: string, argv: string[], env: NodeJS.ProcessEnv = {}, stdout: 'ignore' | number = 'ignore') {
+function start(
+  command: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+  stdout: 'ignore' | number = 'ignore',
+  cwd?: string,
+) {
   const child = spawn(command, argv, {
+    cwd,
     env: { ...process.env, ...env },
     detached: true,
     stdio: ['ignore', stdout, 'pipe'],
@@ -182,7 +203,8 @@ async function cannon(url: string, options: { duration: number; overallRate?: nu
   };
 }
 
-async function measure(url: string, rate: number, serverGroup?: number) {
+/** Warm-up, then max throughput with the CPU per call of `serverGroup` and of PostgreSQL. */
+async function measureMax(url: string, serverGroup?: number) {
   await cannon(url, { duration: WARMUP });
   const before = serverGroup === undefined ? undefined : cpuSeconds(serverGroup);
   const max = await cannon(url, { duration: DURATION });
@@ -194,6 +216,11 @@ async function measure(url: string, rate: number, serverGroup?: number) {
       postgresMs: ((after.postgres - before.postgres) * 1000) / max.answered,
     };
   }
+  return { max, cpu };
+}
+
+async function measure(url: string, rate: number, serverGroup?: number) {
+  const { max, cpu } = await measureMax(url, serverGroup);
   // The latency targets are judged on evenly spaced calls (bench/paced.ts); autocannon's own fixed-rate
   // run, a burst of 16 at each second's start, is kept beside it for comparison with earlier tables.
   const fixed = await cannon(url, { duration: DURATION, overallRate: rate });
@@ -347,6 +374,23 @@ async function followLinks(base: string, path: string, times: number): Promise<s
   return current;
 }
 
+/** A bare node:http server answering `body` to every request: the transport's ceiling for GET /brands. */
+async function bareServer(body: string) {
+  const port = await freePort();
+  const child = start(
+    process.execPath,
+    [
+      '-e',
+      `const body = Buffer.from(process.env.BODY);
+       require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }); res.end(body); }).listen(${port}, '127.0.0.1');`,
+    ],
+    { BODY: body },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(base, child);
+  return { base, group: child.pid, stop: () => killGroup(child) };
+}
+
 async function main() {
   const startedAt = Date.now();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
@@ -387,8 +431,9 @@ async function main() {
     .from(brands)
     .innerJoin(partners, eq(partners.id, brands.partnerId))
     .where(eq(brands.brandCode, BENCH_BRAND_CODE));
-  const scope = partner && (await loadBrandScopes(database.db)).get(brandScopeName(partner.id, BENCH_BRAND_CODE));
-  if (!scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
+  const brandScopes = await loadBrandScopes(database.db);
+  const scope = partner && brandScopes.get(brandScopeName(partner.id, BENCH_BRAND_CODE));
+  if (!partner || !scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
   const [newest] = await database.db
     .select({ code: reviews.reviewCode })
     .from(reviews)
@@ -403,7 +448,7 @@ async function main() {
   );
 
   // The real server, as `npm start` runs it; RATE_LIMIT_PER_MINUTE high so the limiter decides but never refuses.
-  const serve = async (env: NodeJS.ProcessEnv) => {
+  const serve = async (env: NodeJS.ProcessEnv, dir = args['server-dir']) => {
     const port = await freePort();
     const [command, ...argv] = args['server-node']
       ? [args['server-node'], path.resolve('node_modules/tsx/dist/cli.mjs'), 'server/main.ts']
@@ -421,6 +466,7 @@ async function main() {
         ...env,
       },
       args['server-log'] ? openSync(args['server-log'], 'a') : 'ignore',
+      dir,
     );
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);
@@ -430,6 +476,28 @@ async function main() {
   const results: (Row & { pass?: string })[] = [];
   const json: Record<string, unknown>[] = [];
   const server = await serve({});
+  // The hand-written reference (bench/reference.ts), measured right after the API on each review list.
+  const lists = all.flatMap((scenario) => (scenario.list && !scenario.followNext ? [scenario.list] : []));
+  const reference = await (async () => {
+    if (!lists.length) return undefined;
+    const port = await freePort();
+    const child = start(process.execPath, ['--import', 'tsx', REFERENCE_SERVICE], {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      REFERENCE: referenceConfig(
+        database.db,
+        DEMO_KEYS.active,
+        { ...scope, partnerId: partner.id },
+        brandScopes.values(),
+        lists,
+      ),
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitReady(base, child);
+    return { base, group: child.pid, stop: () => killGroup(child) };
+  })();
+  const baseline = args.baseline ? await serve({}, args.baseline) : undefined;
+  const referenced: Record<string, Partial<Record<'api' | 'baseline' | 'reference', PeerRun>>> = {};
   let brandsBody = '';
   const api: Record<string, Measured> = {};
   for (const scenario of all) {
@@ -440,7 +508,27 @@ async function main() {
     if (!check.ok) throw new Error(`${scenarioPath}: ${check.status} ${body.slice(0, 300)}`);
     if (scenario.name === 'GET /brands') brandsBody = body;
     api[scenario.name] = await measure(`${server.base}${scenarioPath}`, scenario.rate, server.group);
+    const peers: Partial<Record<'api' | 'baseline' | 'reference', () => Promise<PeerRun>>> = {};
+    if (reference && scenario.list && !scenario.followNext) {
+      const answer = await fetch(`${reference.base}${scenarioPath}`, {
+        headers: { 'x-partner-api-key': DEMO_KEYS.active },
+      });
+      assertSameAnswer(scenario.name, body, await answer.text());
+      peers.reference = () => measureMax(`${reference.base}${scenarioPath}`, reference.group);
+    }
+    if (baseline) peers.baseline = () => measureMax(`${baseline.base}${scenarioPath}`, baseline.group);
+    // GET /brands' reference is the bare node:http server on its bytes.
+    const bare = scenario.name === 'GET /brands' ? await bareServer(body) : undefined;
+    if (bare) peers.reference = () => measureMax(`${bare.base}${BASE}`, bare.group);
+    if (peers.reference || peers.baseline) {
+      process.stdout.write(`  … alternately with ${Object.keys(peers).join(' and ')}\n`);
+      peers.api = () => measureMax(`${server.base}${scenarioPath}`, server.group);
+      referenced[scenario.name] = await alternate(Number(args.rounds), peers);
+    }
+    bare?.stop();
   }
+  reference?.stop();
+  baseline?.stop();
   // GET /brands with the shared Redis limiter (D-14): its cost against the in-process limiter, measured
   // back to back (plain, Redis, plain, Redis; the best of each) so the shared machine's drift cancels out.
   let redisBrands: Measured | undefined;
@@ -460,21 +548,11 @@ async function main() {
   // The transport ceiling: a bare node:http server answering GET /brands' bytes.
   let bare: Load | undefined;
   if (brandsBody) {
-    const port = await freePort();
-    const child = start(
-      process.execPath,
-      [
-        '-e',
-        `const body = Buffer.from(process.env.BODY);
-       require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length }); res.end(body); }).listen(${port}, '127.0.0.1');`,
-      ],
-      { BODY: brandsBody },
-    );
-    await waitReady(`http://127.0.0.1:${port}`, child);
+    const server = await bareServer(brandsBody);
     process.stdout.write('bare node:http …\n');
-    await cannon(`http://127.0.0.1:${port}${BASE}`, { duration: WARMUP });
-    bare = await cannon(`http://127.0.0.1:${port}${BASE}`, { duration: DURATION });
-    killGroup(child);
+    await cannon(`${server.base}${BASE}`, { duration: WARMUP });
+    bare = await cannon(`${server.base}${BASE}`, { duration: DURATION });
+    server.stop();
   }
 
   // pgbench on the exact SQL of each review list.
@@ -522,9 +600,20 @@ async function main() {
       'limit (pgbench tps / bare http)': limit === undefined ? '' : whole(limit),
       'API / limit': ratio === undefined ? '' : `${(ratio * 100).toFixed(0)} %`,
       'CPU ms per call, server / PostgreSQL': cpu ? `${cpu.serverMs.toFixed(2)} / ${cpu.postgresMs.toFixed(2)}` : '',
+      ...peerColumns(referenced[scenario.name]),
       pass: failures.length ? `FAIL (${failures.join(', ')})` : 'pass',
     });
-    json.push({ ...scenario, max, fixed, paced: even, cpu, limit, ratio, failures });
+    json.push({
+      ...scenario,
+      max,
+      fixed,
+      paced: even,
+      cpu,
+      limit,
+      ratio,
+      failures,
+      peers: referenced[scenario.name],
+    });
   }
   if (redisBrands) {
     const plain = plainBrands;

@@ -94,5 +94,7 @@ function preparedOptions(
   parameters: Parameters<Sql['unsafe']>[1],
   options: Parameters<Sql['unsafe']>[2],
 ): Parameters<Sql['unsafe']>[2] {
-  return parameters?.length && sql.options.prepare && !mustPlanPerCall() ? { ...options, prepare: true } : options;
+  if (!parameters?.length || !sql.options.prepare) return options;
+  // Unnamed when planned per call, even if the query builder asked for a named one (a statement built once).
+  return { ...options, prepare: !mustPlanPerCall() };
 }

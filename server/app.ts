@@ -15,7 +15,7 @@ import { admit } from './trpc';
 /** A tRPC batch holds at most this many calls (D-20). */
 export const MAX_BATCH_CALLS = 10;
 
-/** The express app: request id and access log, health, docs, the tRPC transport, the REST facade, 404. */
+/** The express app: request id and access log, the REST facade, health, docs, the tRPC transport, 404. */
 export function createApp(
   services: Services,
   options: {
@@ -41,6 +41,10 @@ export function createApp(
   app.use(requestLifetime(options.deadlineMs ?? 10_000));
   app.use(exactRequests);
 
+  const createContext = httpContextFactory(services);
+  // The partner reads first: their paths are no other route's, and each layer passed costs every call.
+  app.use(restFacade(appRouter, createContext));
+
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -63,8 +67,6 @@ export function createApp(
   });
 
   app.use(docsRouter(openApiDocument()));
-
-  const createContext = httpContextFactory(services);
 
   // D-18: the SDK's transport, behind the same middleware (key, limit, brand scope) and error codes.
   const trpcTransport = createExpressMiddleware({
@@ -93,8 +95,6 @@ export function createApp(
   app.use('/partner/v1/trpc', (req, res, next) =>
     req.method === 'GET' && TRPC_PATH.test(pathOf(req)) ? trpcTransport(req, res, next) : next(),
   );
-
-  app.use(restFacade(appRouter, createContext));
 
   // Any other path, and any method but GET on a path of the API, with or without a key (D-12).
   app.use((_req, res) => sendError(res, 'PARTNER_API_NOT_FOUND'));
@@ -163,7 +163,7 @@ function exactRequests(req: Request, res: Response, next: NextFunction) {
   const segments = pathOf(req).split('/').slice(1);
   const inexact = segments.some((segment, index) => {
     if (segment === '') return index < segments.length - 1;
-    const decoded = safeDecode(segment);
+    const decoded = segment.includes('%') ? safeDecode(segment) : segment;
     return decoded === '.' || decoded === '..';
   });
   return inexact ? sendError(res, 'PARTNER_API_NOT_FOUND') : next();

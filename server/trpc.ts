@@ -2,6 +2,7 @@ import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import { untilAborted } from '../db/cancellation';
+import type { Db } from '../db/client';
 import { hashApiKey, isWellFormedApiKey } from '../db/keys';
 import { kstToday } from '../db/kst';
 import { poolBusyIn, withStatementLane } from '../db/pool-gate';
@@ -34,43 +35,30 @@ const t = initTRPC
     },
   });
 
-export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
+
+/**
+ * A router whose procedures answer what they return, without parsing it again against their `.output`
+ * schema on every call (D-25). The schemas stay on the procedures, where the OpenAPI document and the
+ * SDK's types read them; test/outputs.test.ts holds every procedure's real answers to them, unchanged by
+ * a parse (no key dropped, none reordered, no value coerced).
+ */
+export const router: typeof t.router = (procedures) => withoutOutputParsing(t.router(procedures));
+
+type ProcedureDef = { _def: { procedures: Record<string, { _def: { middlewares: { _type?: string }[] } }> } };
+
+function withoutOutputParsing<R>(built: R): R {
+  for (const procedure of Object.values((built as unknown as ProcedureDef)._def.procedures)) {
+    const { middlewares } = procedure._def;
+    // tRPC marks the middleware `.output()` adds with `_type: 'output'`.
+    for (let at = middlewares.length - 1; at >= 0; at--)
+      if (middlewares[at]?._type === 'output') middlewares.splice(at, 1);
+  }
+  return built;
+}
 
 // 2. Base procedures. The order of D-13 is the order of the chain: key (401/403), rate limit (429),
 // parameters (400, the operation's .input), brand (404), then the operation's own resource (404).
-
-/**
- * D-22: the call's procedure names its request's operation (the first one, for the metrics and the
- * access line; a batch is labelled by its transport), and is a span when tracing is on. Only procedures
- * that exist get here, so the label's values are the router's names.
- */
-const observed = t.middleware(({ ctx, path, next }) => {
-  if (ctx.access) ctx.access.operation ??= path;
-  const traced = tracing();
-  return traced ? traced.procedure(path, next) : next();
-});
-
-/**
- * D-20: every call runs under its request's signal (the client has gone, or the deadline passed). Its
- * queries see the signal (db/cancellation.ts) and are cancelled with it; the call itself stops waiting
- * at once and answers the 500 envelope, whatever a stalled store is doing.
- * D-21: its statements run in the lane of the resource it reads (the router's first path segment:
- * brands, users, shops, reviews, …), which may hold at most half the pool (db/pool-gate.ts). A call that got
- * no connection in time answers the 500 envelope with `Retry-After`.
- */
-const bounded = t.middleware(async ({ ctx, path, next }) => {
-  let result: Awaited<ReturnType<typeof next>>;
-  try {
-    result = await untilAborted(ctx.signal, () => withStatementLane(path.split('.')[0] ?? path, () => next()));
-  } catch (error) {
-    if (ctx.signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: ctx.signal.reason });
-    throw error;
-  }
-  const busy = result.ok ? undefined : poolBusyIn(result.error);
-  if (busy) ctx.responseHeaders['Retry-After'] = String(busy.retryAfterSeconds);
-  return result;
-});
 
 /**
  * D-23: a call reads from one server, all of its statements: a replica in rotation when there is one
@@ -83,27 +71,32 @@ const bounded = t.middleware(async ({ ctx, path, next }) => {
  *   hold on the replica's pool come back within the gate's hold limit (D-21) if the replica never answers.
  * The response headers a call sets (a next page's Link) are those of the attempt whose answer is used.
  */
-const routed = t.middleware(async ({ ctx, next }) => {
+async function routed<R extends { ok: boolean }>(
+  ctx: RequestContext,
+  run: (servers: { db: Db; primary: Db; responseHeaders: Record<string, string> }) => Promise<R>,
+): Promise<R> {
   const primary = ctx.db;
+  const onPrimary = { db: primary, primary, responseHeaders: ctx.responseHeaders };
   const reads = ctx.reads;
   const replica = reads?.pick();
-  if (!reads || !replica) return next({ ctx: { primary } });
+  if (!reads || !replica) return run(onPrimary);
   const headers: Record<string, string> = {};
   const unreachable = reads.whenUnreachable(replica);
-  const attempt = next({ ctx: { db: replica.db, primary, responseHeaders: headers } });
+  const attempt = run({ db: replica.db, primary, responseHeaders: headers });
   const result = await Promise.race([attempt, unreachable.then(() => undefined)]).finally(unreachable.cancel);
   if (result?.ok) Object.assign(ctx.responseHeaders, headers);
   if (result && (result.ok || ctx.signal.aborted)) return result;
   if (result) {
-    const failure = replicaFailureIn(result.error);
+    const error = 'error' in result ? result.error : undefined;
+    const failure = replicaFailureIn(error);
     if (!failure) {
       Object.assign(ctx.responseHeaders, headers);
       return result;
     }
-    if (failure === 'lost') reads.lost(replica, result.error);
+    if (failure === 'lost') reads.lost(replica, error);
   }
-  return next({ ctx: { primary } });
-});
+  return run(onPrimary);
+}
 
 /** The caller's partner, once the key is accepted. */
 export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
@@ -170,15 +163,39 @@ function noteKey(ctx: RequestContext, key: ApiKeyState) {
 /**
  * A read of the key's partner: authenticated and rate limited (D-13, D-14), every call counted whatever
  * its outcome, a refused call not. A call whose transport admitted it already (a tRPC batch) uses that.
+ * One middleware, in this order (each level of tRPC's middleware chain copies the call's context):
+ * - D-22: the call's procedure names its request's operation (the first one, for the metrics and the
+ *   access line; a batch is labelled by its transport), and is a span when tracing is on. Only procedures
+ *   that exist get here, so the label's values are the router's names.
+ * - D-20: the call runs under its request's signal (the client has gone, or the deadline passed). Its
+ *   queries see the signal (db/cancellation.ts) and are cancelled with it; the call itself stops waiting
+ *   at once and answers the 500 envelope, whatever a stalled store is doing.
+ * - D-21: its statements run in the lane of the resource it reads (the router's first path segment:
+ *   brands, users, shops, reviews, …), which may hold at most half the pool (db/pool-gate.ts). A call that
+ *   got no connection in time answers the 500 envelope with `Retry-After`.
+ * - then the key and the limit (admit).
  */
-export const partnerProcedure = t.procedure
-  .use(observed)
-  .use(bounded)
-  .use(async ({ ctx, next }) => {
-    const admission = ctx.admission ?? admit(ctx, 1);
-    return next({ ctx: { partner: await admission } });
-  })
-  .use(routed);
+export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
+  if (ctx.access) ctx.access.operation ??= path;
+  const admitted = async () => {
+    const partner = await (ctx.admission ?? admit(ctx, 1));
+    return routed(ctx, (servers) => next({ ctx: { partner, ...servers } }));
+  };
+  const bounded = async () => {
+    let result: Awaited<ReturnType<typeof admitted>>;
+    try {
+      result = await untilAborted(ctx.signal, () => withStatementLane(path.split('.')[0] ?? path, admitted));
+    } catch (error) {
+      if (ctx.signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: ctx.signal.reason });
+      throw error;
+    }
+    const busy = result.ok ? undefined : poolBusyIn(result.error);
+    if (busy) ctx.responseHeaders['Retry-After'] = String(busy.retryAfterSeconds);
+    return result;
+  };
+  const traced = tracing();
+  return traced ? traced.procedure(path, bounded) : bounded();
+});
 
 /** `{brand_code}` of every brand path. Any string: a malformed code is simply a missing brand (404). */
 export const brandCodeParam = z.string().describe('Brand identifier, from GET /partner/v1/brands.');

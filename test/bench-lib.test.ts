@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { inlineParams, markdownTable, sqlLiteral } from '../bench/lib';
 import { dueAt, quantile } from '../bench/paced';
+import { alternate, assertSameAnswer } from '../bench/reference';
+import { statementShape } from '../bench/reference-service';
 
 // pgbench runs the API's exact SQL with its parameters written in (bench/http.ts): a wrong literal would
 // benchmark another query.
@@ -32,5 +34,35 @@ describe('bench helpers', () => {
     expect(quantile(sorted, 0.99)).toBe(99);
     expect(quantile([7], 0.99)).toBe(7);
     expect(quantile([], 0.5)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('alternates the peers round by round and keeps the best rate and the least CPU per call of each', async () => {
+    const order: string[] = [];
+    const runs = { api: [100, 300, 200], reference: [500, 400, 600] };
+    const cpus = { api: [0.9, 1.1, 0.8], reference: [0.3, 0.2, 0.4] };
+    const peer = (name: 'api' | 'reference') => async () => {
+      const round = order.filter((seen) => seen === name).length;
+      order.push(name);
+      return { max: { reqPerSec: runs[name][round] ?? 0 }, cpu: { serverMs: cpus[name][round] ?? 0 } };
+    };
+    const best = await alternate(3, { api: peer('api'), reference: peer('reference') });
+    expect(order).toEqual(['api', 'reference', 'api', 'reference', 'api', 'reference']);
+    expect(best).toEqual({
+      api: { max: { reqPerSec: 300 }, cpu: { serverMs: 0.8 } },
+      reference: { max: { reqPerSec: 600 }, cpu: { serverMs: 0.2 } },
+    });
+  });
+
+  it('refuses a reference that answers otherwise than the API; key order and spacing aside', () => {
+    expect(() => assertSameAnswer('list', '{"a":1,"b":[2]}', '{ "b": [2], "a": 1 }')).not.toThrow();
+    expect(() => assertSameAnswer('list', '{"a":1}', '{"a":"1"}')).toThrow('the reference answers otherwise');
+  });
+
+  it("picks the reference's statement by its filters whatever their order, its page size and its offset", () => {
+    expect(statementShape(['to', 'from', 'platform'], 21, false)).toBe(
+      statementShape(['platform', 'from', 'to'], 21, false),
+    );
+    expect(statementShape([], 21, false)).not.toBe(statementShape([], 101, false));
+    expect(statementShape([], 101, true)).not.toBe(statementShape([], 101, false));
   });
 });

@@ -29,11 +29,20 @@ function fingerprint({ brandCode, filters }: CursorScope): string {
   const given = Object.entries(filters)
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1));
-  return createHash('sha256')
-    .update(JSON.stringify([brandCode, given]))
-    .digest('base64url')
-    .slice(0, 16);
+  const text = JSON.stringify([brandCode, given]);
+  let print = fingerprints.get(text);
+  if (print === undefined) {
+    print = createHash('sha256').update(text).digest('base64url').slice(0, 16);
+    // Partners page through a few filter sets at a time; a full cache starts over.
+    if (fingerprints.size >= MAX_FINGERPRINTS) fingerprints.clear();
+    fingerprints.set(text, print);
+  }
+  return print;
 }
+
+/** Fingerprints already computed, by their brand and filters: every page of a list has a next link. */
+const fingerprints = new Map<string, string>();
+const MAX_FINGERPRINTS = 1024;
 
 export function encodeCursor(position: ReviewPosition, scope: CursorScope): string {
   const payload = [Math.floor(position.writtenAt.getTime() / 1000), position.reviewCode, fingerprint(scope)];

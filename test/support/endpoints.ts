@@ -44,8 +44,14 @@ export type Endpoint = {
   /**
    * The same operation with the same parameters, through anything shaped like the router: a createCaller
    * caller, or the SDK's client. The procedure is found by its path (`users.get` → `client.users.get`).
+   * `query` adds parameters beside the path's.
    */
-  call(client: Caller | object, brand: string, samplesOf?: string): Promise<unknown>;
+  call(
+    client: Caller | object,
+    brand: string,
+    samplesOf?: string,
+    query?: Record<string, string | number>,
+  ): Promise<unknown>;
 };
 
 const procedures = appRouter._def.procedures as unknown as Record<string, Procedure>;
@@ -131,7 +137,8 @@ export const ENDPOINTS: Endpoint[] = Object.entries(procedures).map(([name, proc
       const values = parametersFor(route, brand, samplesOf);
       return route.replace(/\{(\w+)\}/g, (_, parameter: string) => encodeURIComponent(values[parameter] as string));
     },
-    call: (client, brand, samplesOf = brand) => resolve(client, name)(parametersFor(route, brand, samplesOf)),
+    call: (client, brand, samplesOf = brand, query = {}) =>
+      resolve(client, name)({ ...query, ...parametersFor(route, brand, samplesOf) } as Record<string, string>),
   };
 });
 

@@ -6,8 +6,7 @@ import { reviews, shops } from '../../schema';
 import { isPublicCode } from '../../schema/columns';
 import type { platformEnum } from '../../schema/enums';
 import { literalLimit, type PageRequest, paginate } from '../pagination';
-import type { ReviewBrand } from './rules';
-import { isCritical, matchesKeyword } from './rules';
+import { type CriticalBrand, isCritical, likePattern, matchesKeyword, type ReviewBrand } from './rules';
 
 /** The filters of the review list, already validated. Days are KST `YYYY-MM-DD`, both inclusive. */
 export type ReviewFilters = {
@@ -33,7 +32,7 @@ export type ReviewPosition = { writtenAt: Date; reviewCode: string };
 export type ReviewWindow = { limit: number; offset: number; after?: ReviewPosition | undefined };
 
 /** One review (partner guide § Get one review), as both the list and the single read return it. */
-function reviewColumns(brand: ReviewBrand) {
+function reviewColumns(brand: CriticalBrand) {
   return {
     review_id: reviews.reviewCode,
     platform_shop_id: shops.platformShopId,
@@ -52,41 +51,129 @@ function reviewColumns(brand: ReviewBrand) {
 }
 
 type ReviewRow = {
+  review_id: string;
+  platform_shop_id: string;
+  shop_name: string;
+  platform: (typeof platformEnum.enumValues)[number];
   writtenAt: Date;
+  content: string;
+  rating: number | null;
+  menus: string[] | null;
   isReplied: boolean;
   replyContent: string | null;
   replyAt: Date | null;
-  menus: string[] | null;
+  is_critical: boolean;
+  is_handled: boolean;
 };
 
-/** D-7: a reply is shown only when REPLIED; a scheduled or failed reply's stored text never is. */
-function toReview<T extends ReviewRow>({ writtenAt, isReplied, replyContent, replyAt, menus, ...row }: T) {
+/**
+ * D-7: a reply is shown only when REPLIED; a scheduled or failed reply's stored text never is. The keys in
+ * the order of the Review schema (routers/reviews/review.schema.ts): the answer is not parsed again (D-25).
+ */
+function toReview(row: ReviewRow) {
+  const replied = row.isReplied;
   return {
-    ...row,
-    date: kstTimestamp(writtenAt),
-    menus: menus?.length ? menus : null,
-    reply_status: isReplied ? ('REPLIED' as const) : ('NOT_REPLIED' as const),
-    reply_content: isReplied ? replyContent : null,
-    reply_date: isReplied && replyAt ? kstTimestamp(replyAt) : null,
+    review_id: row.review_id,
+    platform_shop_id: row.platform_shop_id,
+    shop_name: row.shop_name,
+    platform: row.platform,
+    date: kstTimestamp(row.writtenAt),
+    content: row.content,
+    rating: row.rating,
+    menus: row.menus?.length ? row.menus : null,
+    reply_status: replied ? ('REPLIED' as const) : ('NOT_REPLIED' as const),
+    reply_content: replied ? row.replyContent : null,
+    reply_date: replied && row.replyAt ? kstTimestamp(row.replyAt) : null,
+    is_critical: row.is_critical,
+    is_handled: row.is_handled,
+  };
+}
+
+/**
+ * What a list statement binds, by name: the values of one call (ListValues), or placeholders of the same
+ * names (the statement prepared once per shape, listReviews). Absent filters are absent here too.
+ */
+type Bindings = {
+  brand: number;
+  /** The brand's critical range as read on the primary, for a read on a replica (D-23). */
+  criticalMin?: number;
+  criticalMax?: number;
+  from?: Date;
+  to?: Date;
+  platformShopId?: string;
+  platform?: (typeof platformEnum.enumValues)[number];
+  ratingMin?: number;
+  ratingMax?: number;
+  replied?: boolean;
+  handled?: boolean;
+  keyword?: string;
+  pattern?: string;
+  afterAt?: string;
+  afterCode?: string;
+  offset?: number;
+};
+
+function bindingsOf(brand: ReviewBrand, filters: ReviewFilters, window: ReviewWindow): Bindings {
+  const bound: Bindings = { brand: brand.id };
+  if (brand.criticalRange) {
+    bound.criticalMin = brand.criticalRange.min;
+    bound.criticalMax = brand.criticalRange.max;
+  }
+  if (filters.from !== undefined) bound.from = kstDayStart(filters.from);
+  if (filters.to !== undefined) bound.to = kstDayStart(addDays(filters.to, 1));
+  if (filters.platform_shop_id !== undefined) bound.platformShopId = filters.platform_shop_id;
+  if (filters.platform !== undefined) bound.platform = filters.platform;
+  // Rules 1-2: the star bucket (rating rounded down, 0.5 as 1, none as 0) against the bounds. The bucket
+  // is a whole number, so bucket ≥ 4.5 ⟺ bucket ≥ 5 and bucket ≤ 3.5 ⟺ bucket ≤ 3.
+  if (filters.rating_min !== undefined) bound.ratingMin = Math.ceil(filters.rating_min);
+  if (filters.rating_max !== undefined) bound.ratingMax = Math.floor(filters.rating_max);
+  if (filters.replied !== undefined) bound.replied = filters.replied;
+  if (filters.handled !== undefined) bound.handled = filters.handled;
+  if (filters.keyword !== undefined) {
+    bound.keyword = filters.keyword;
+    bound.pattern = likePattern(filters.keyword);
+  }
+  if (window.after) {
+    bound.afterAt = window.after.writtenAt.toISOString();
+    bound.afterCode = window.after.reviewCode;
+  }
+  if (window.offset > 0) bound.offset = window.offset;
+  return bound;
+}
+
+/** The same names as placeholders, for a statement prepared once and run with each call's values. */
+function placeholdersOf(bound: Bindings): Bindings {
+  return Object.fromEntries(Object.keys(bound).map((name) => [name, sql.placeholder(name)])) as unknown as Bindings;
+}
+
+/** The brand as the critical rule takes it, from the bindings (values or placeholders). */
+function criticalBrandOf(bound: Bindings): CriticalBrand {
+  return {
+    id: bound.brand,
+    criticalRange:
+      bound.criticalMin === undefined || bound.criticalMax === undefined
+        ? undefined
+        : { min: bound.criticalMin, max: bound.criticalMax },
   };
 }
 
 /** Each filter of partner guide § List reviews of a brand as one condition; absent filters add none. */
-function filterConditions(brand: ReviewBrand, filters: ReviewFilters): SQL[] {
+function filterConditions(filters: ReviewFilters, bound: Bindings): SQL[] {
+  const brand = criticalBrandOf(bound);
   const conditions: (SQL | undefined)[] = [
-    eq(reviews.brandId, brand.id),
-    filters.from === undefined ? undefined : gte(reviews.writtenAt, kstDayStart(filters.from)),
-    filters.to === undefined ? undefined : lt(reviews.writtenAt, kstDayStart(addDays(filters.to, 1))),
-    filters.platform_shop_id === undefined ? undefined : eq(shops.platformShopId, filters.platform_shop_id),
-    filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
-    // Rules 1-2: the star bucket (rating rounded down, 0.5 as 1, none as 0) against the bounds. The bucket
-    // is a whole number, so bucket ≥ 4.5 ⟺ bucket ≥ 5 and bucket ≤ 3.5 ⟺ bucket ≤ 3.
-    filters.rating_min === undefined ? undefined : gte(reviews.starBucket, Math.ceil(filters.rating_min)),
-    filters.rating_max === undefined ? undefined : lte(reviews.starBucket, Math.floor(filters.rating_max)),
-    filters.replied === undefined ? undefined : eq(reviews.isReplied, filters.replied),
+    eq(reviews.brandId, bound.brand),
+    bound.from === undefined ? undefined : gte(reviews.writtenAt, bound.from),
+    bound.to === undefined ? undefined : lt(reviews.writtenAt, bound.to),
+    bound.platformShopId === undefined ? undefined : eq(shops.platformShopId, bound.platformShopId),
+    bound.platform === undefined ? undefined : eq(shops.platform, bound.platform),
+    bound.ratingMin === undefined ? undefined : gte(reviews.starBucket, bound.ratingMin),
+    bound.ratingMax === undefined ? undefined : lte(reviews.starBucket, bound.ratingMax),
+    bound.replied === undefined ? undefined : eq(reviews.isReplied, bound.replied),
     filters.critical === undefined ? undefined : filters.critical ? isCritical(brand) : not(isCritical(brand)),
-    filters.handled === undefined ? undefined : eq(reviews.isHandled, filters.handled),
-    filters.keyword === undefined ? undefined : matchesKeyword(filters.keyword),
+    bound.handled === undefined ? undefined : eq(reviews.isHandled, bound.handled),
+    filters.keyword === undefined || bound.keyword === undefined || bound.pattern === undefined
+      ? undefined
+      : matchesKeyword(filters.keyword, { keyword: bound.keyword, pattern: bound.pattern }),
   ];
   return conditions.filter((condition): condition is SQL => condition !== undefined);
 }
@@ -100,28 +187,68 @@ function filterConditions(brand: ReviewBrand, filters: ReviewFilters): SQL[] {
  * are then fetched and joined, so a deep OFFSET skips index entries, not heap rows and joins.
  */
 export function reviewListQuery(db: Db, brand: ReviewBrand, filters: ReviewFilters, window: ReviewWindow) {
-  const { after } = window;
+  return listQuery(db, filters, window, bindingsOf(brand, filters, window));
+}
+
+function listQuery(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings) {
   // Keyset (D-19): strictly older in (written_at, review_code), a row comparison the same index reads
   // backwards from the position, so a page at any depth costs what the first one costs.
   const afterPosition =
-    after &&
-    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${after.writtenAt.toISOString()}, ${after.reviewCode})`;
+    bound.afterAt !== undefined &&
+    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${bound.afterAt}, ${bound.afterCode})`;
   const keys = db.select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode }).from(reviews);
   // The shop is joined for choosing keys only when a filter is on it: an inner join is never removed by
   // the planner, and reviews_brand_shop_fk guarantees every review has its shop.
   const needsShop = filters.platform !== undefined || filters.platform_shop_id !== undefined;
-  const page = (needsShop ? keys.innerJoin(shops, eq(shops.id, reviews.shopId)) : keys)
-    .where(and(...filterConditions(brand, filters), afterPosition))
+  const chosen = (needsShop ? keys.innerJoin(shops, eq(shops.id, reviews.shopId)) : keys)
+    .where(and(...filterConditions(filters, bound), afterPosition || undefined))
     .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
-    .limit(literalLimit(window.limit))
-    .offset(window.offset)
-    .as('page');
+    .limit(literalLimit(window.limit));
+  const page = (bound.offset === undefined ? chosen : chosen.offset(bound.offset)).as('page');
   return db
-    .select(reviewColumns(brand))
+    .select(reviewColumns(criticalBrandOf(bound)))
     .from(page)
     .innerJoin(reviews, eq(reviews.reviewCode, page.reviewCode))
     .innerJoin(shops, eq(shops.id, reviews.shopId))
     .orderBy(desc(page.writtenAt), desc(page.reviewCode));
+}
+
+/**
+ * The shape of a list statement: which filters it has (and the ones that change its text: critical's
+ * sense, a keyword's length class), its page size, a position, an offset. Calls of one shape share one
+ * statement text, built once (building it was a large part of a call's cost).
+ */
+function shapeOf(filters: ReviewFilters, window: ReviewWindow, bound: Bindings): string {
+  const present = Object.keys(filters).filter((name) => filters[name as keyof ReviewFilters] !== undefined);
+  const keyword = filters.keyword === undefined ? '' : [...filters.keyword].length >= 3 ? 'long' : 'short';
+  return `${present.sort().join(',')}|${filters.critical ?? ''}|${keyword}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}|${bound.criticalMin === undefined ? '' : 'range'}`;
+}
+
+/** At most this many shapes are kept per database handle; past it the cache starts over. */
+const MAX_SHAPES = 256;
+
+type Prepared = { execute(values: Record<string, unknown>): Promise<ReviewRow[]> };
+const prepared = new WeakMap<Db, Map<string, Prepared>>();
+
+function preparedList(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings): Prepared {
+  const shapes = prepared.get(db) ?? new Map<string, Prepared>();
+  prepared.set(db, shapes);
+  const shape = shapeOf(filters, window, bound);
+  let statement = shapes.get(shape);
+  if (!statement) {
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    statement = listQuery(db, filters, window, placeholdersOf(bound)).prepare(`reviews_list ${shape}`) as Prepared;
+    shapes.set(shape, statement);
+  }
+  return statement;
+}
+
+/** Bindings as the driver takes them: instants as ISO text, as drizzle encodes a timestamp column's value. */
+function driverValues(bound: Bindings): Record<string, unknown> {
+  const values: Record<string, unknown> = { ...bound };
+  if (bound.from) values.from = bound.from.toISOString();
+  if (bound.to) values.to = bound.to.toISOString();
+  return values;
 }
 
 /**
@@ -135,9 +262,14 @@ export function listReviews(
   { after, ...page }: PageRequest & { after?: ReviewPosition | undefined },
 ) {
   return paginate(async (window) => {
-    const query = reviewListQuery(db, brand, filters, { ...window, after });
+    const bound = bindingsOf(brand, filters, { ...window, after });
+    const statement = preparedList(db, filters, { ...window, after }, bound);
+    const values = driverValues(bound);
     // A keyword's best plan depends on how common the word is: never a cached one (db/plans.ts).
-    const rows = filters.keyword === undefined ? await query : await plannedPerCall(() => query);
+    const rows =
+      filters.keyword === undefined
+        ? await statement.execute(values)
+        : await plannedPerCall(() => statement.execute(values));
     return rows.map(toReview);
   }, page);
 }

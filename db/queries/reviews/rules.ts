@@ -15,6 +15,12 @@ export type CriticalRange = { min: number; max: number };
  */
 export type ReviewBrand = BrandScope & { criticalRange?: CriticalRange | undefined };
 
+/** What the critical rule reads of a brand: values, or placeholders of a statement prepared once per shape. */
+export type CriticalBrand = {
+  id: BrandScope['id'] | SQLWrapper;
+  criticalRange?: { min: number | SQLWrapper; max: number | SQLWrapper } | undefined;
+};
+
 /**
  * is_critical (D-7): the star bucket (rating rounded down, 0.5 as 1, none as 0) falls in the
  * brand's current dissatisfaction range, OR the stored AI judgement is negative. An unrated review is in
@@ -22,9 +28,9 @@ export type ReviewBrand = BrandScope & { criticalRange?: CriticalRange | undefin
  * by the statement itself (each bound once per statement, an InitPlan), so a change applies to the next
  * call at once.
  */
-export function isCritical(brand: ReviewBrand): SQL<boolean> {
+export function isCritical(brand: CriticalBrand): SQL<boolean> {
   const range = brand.criticalRange;
-  const bound = (column: SQLWrapper, given: number | undefined) =>
+  const bound = (column: SQLWrapper, given: number | SQLWrapper | undefined) =>
     given === undefined
       ? sql`(SELECT ${column} FROM ${brands} WHERE ${brands.id} = ${brand.id})`
       : sql`${given}::smallint`;
@@ -52,9 +58,13 @@ export function likePattern(keyword: string): string {
  * each of its lower-cased characters and pairs are found first in the index of migration 0005 (the same
  * function on both sides, so the same lower()); the ILIKE stays as the exact rule.
  */
-export function matchesKeyword(keyword: string): SQL<boolean> {
-  const pattern = likePattern(keyword);
+export function matchesKeyword(
+  keyword: string,
+  /** What the statement binds: the keyword and its pattern, or placeholders for them (a prepared statement). */
+  bound: { keyword: string | SQLWrapper; pattern: string | SQLWrapper } = { keyword, pattern: likePattern(keyword) },
+): SQL<boolean> {
+  const { pattern } = bound;
   const exact = sql<boolean>`(${reviews.content} ILIKE ${pattern} OR (partner_menus_text(${reviews.menus}) ILIKE ${pattern} AND EXISTS (SELECT 1 FROM unnest(${reviews.menus}) AS menu(name) WHERE menu.name ILIKE ${pattern})))`;
   if ([...keyword].length >= 3) return exact;
-  return sql<boolean>`(partner_grams(${reviews.content}, ${reviews.menus}) @> partner_grams(${keyword}, NULL) AND ${exact})`;
+  return sql<boolean>`(partner_grams(${reviews.content}, ${reviews.menus}) @> partner_grams(${bound.keyword}, NULL) AND ${exact})`;
 }

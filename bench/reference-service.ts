@@ -1,0 +1,142 @@
+import http from 'node:http';
+import postgres from 'postgres';
+import { addDays, kstDayStart, kstTimestamp } from '../db/kst';
+import { likePattern } from '../db/queries/reviews/rules';
+
+// The hand-written peer of the API in bench:http (bench/reference.ts starts it): bare node:http and
+// postgres.js answering GET /partner/v1/brands/{brand_code}/reviews with the API's own statement texts
+// (reviewListQuery's, handed over by the bench, prepared as postgres.js does by default), the same envelope,
+// fields and JSON. The key and the brands come from memory; no limiter, no access log, no validation
+// beyond what picks the statement. What the API costs beyond it is the price of its layers.
+//
+// Environment: DATABASE_URL, PORT, REFERENCE (JSON of ReferenceConfig, bench/reference.ts).
+
+type Config = {
+  key: string;
+  /** brand_code → brand row id, for the key's partner. */
+  brands: Record<string, number>;
+  /** statementShape(...) → the statement text, `$n` placeholders in reviewListQuery's order. */
+  statements: Record<string, string>;
+};
+
+/** The filters the reference answers, in the order filterConditions (db/queries/reviews) binds them. */
+const FILTERS = ['from', 'to', 'platform', 'keyword'] as const;
+const PLATFORMS = new Set(['BAEMIN', 'CPEATS', 'YOGIYO', 'DDANGYO', 'NAVER', 'MUKKEBI']);
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const PATH = /^\/partner\/v1\/brands\/([A-Za-z0-9_.~-]+)\/reviews$/;
+
+/** Which statement text a request runs: its filters, its page size, and whether it skips rows. */
+export function statementShape(filters: readonly string[], limit: number, offset: boolean): string {
+  return `${[...filters].sort().join(',')}|${limit}|${offset ? 'offset' : ''}`;
+}
+
+/** A row of the statement, by position (its critical column has no name), as drizzle reads it too. */
+type Row = [
+  reviewCode: string,
+  platformShopId: string,
+  shopName: string,
+  platform: string,
+  writtenAt: Date,
+  content: string,
+  rating: number | null,
+  menus: string[] | null,
+  isReplied: boolean,
+  replyContent: string | null,
+  replyAt: Date | null,
+  critical: boolean,
+  isHandled: boolean,
+];
+
+function serve(config: Config, databaseUrl: string, port: number) {
+  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {}, connection: { TimeZone: 'UTC' } });
+  const fail = (res: http.ServerResponse, status: number) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: 'ERROR', status_code: status, message: 'refused' }));
+  };
+  http
+    .createServer(async (req, res) => {
+      if (req.url === '/healthz') return res.end('ok');
+      if (req.method !== 'GET' || req.headers['x-partner-api-key'] !== config.key) return fail(res, 401);
+      const at = req.url?.indexOf('?') ?? -1;
+      const path = at < 0 ? (req.url ?? '') : req.url?.slice(0, at);
+      const brandId = config.brands[PATH.exec(path ?? '')?.[1] ?? ''];
+      if (brandId === undefined) return fail(res, 404);
+      const query = new URLSearchParams(at < 0 ? '' : req.url?.slice(at + 1));
+      const page = Number(query.get('page') ?? 1);
+      const limit = Number(query.get('limit') ?? 20);
+      if (!Number.isInteger(page) || page < 1 || !Number.isInteger(limit) || limit < 1 || limit > 100)
+        return fail(res, 400);
+      const from = query.get('from');
+      const to = query.get('to');
+      const platform = query.get('platform');
+      const keyword = query.get('keyword');
+      if ((from && !DAY.test(from)) || (to && !DAY.test(to)) || (platform && !PLATFORMS.has(platform)))
+        return fail(res, 400);
+      const present = FILTERS.filter((name) => query.has(name));
+      const text = config.statements[statementShape(present, limit + 1, page > 1)];
+      if (!text) return fail(res, 400);
+      // The critical range's two bounds and the brand, then each filter's values, then the offset.
+      const params: (string | number)[] = [brandId, brandId, brandId];
+      if (from) params.push(kstDayStart(from).toISOString());
+      if (to) params.push(kstDayStart(addDays(to, 1)).toISOString());
+      if (platform) params.push(platform);
+      if (keyword) {
+        const pattern = likePattern(keyword);
+        if ([...keyword].length < 3) params.push(keyword);
+        params.push(pattern, pattern, pattern);
+      }
+      if (page > 1) params.push((page - 1) * limit);
+      try {
+        // A keyword's plan depends on its value: planned per call, as the API does (db/plans.ts).
+        const rows = (await sql.unsafe(text, params, { prepare: !keyword }).values()) as unknown as Row[];
+        const items = rows
+          .slice(0, limit)
+          .map(
+            ([
+              id,
+              shopId,
+              shopName,
+              platform,
+              writtenAt,
+              content,
+              rating,
+              menus,
+              replied,
+              reply,
+              replyAt,
+              critical,
+              handled,
+            ]) => ({
+              review_id: id,
+              platform_shop_id: shopId,
+              shop_name: shopName,
+              platform,
+              date: kstTimestamp(writtenAt),
+              content,
+              rating,
+              menus: menus?.length ? menus : null,
+              reply_status: replied ? 'REPLIED' : 'NOT_REPLIED',
+              reply_content: replied ? reply : null,
+              reply_date: replied && replyAt ? kstTimestamp(replyAt) : null,
+              is_critical: critical,
+              is_handled: handled,
+            }),
+          );
+        const body = JSON.stringify({
+          status: 'SUCCESS',
+          status_code: 200,
+          message: 'OK',
+          data: { items, page, limit, has_next: rows.length > limit },
+        });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      } catch {
+        fail(res, 500);
+      }
+    })
+    .listen(port, '127.0.0.1');
+}
+
+if (process.env.REFERENCE) {
+  serve(JSON.parse(process.env.REFERENCE) as Config, String(process.env.DATABASE_URL), Number(process.env.PORT));
+}

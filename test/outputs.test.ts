@@ -1,0 +1,52 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { DEMO_KEYS } from '../db/seed/demo';
+import { appRouter } from '../routers';
+import type { Services } from '../server/context';
+import { openTestDatabase } from './support/database';
+import { DEMO_BRAND, ENDPOINTS, loadSamples } from './support/endpoints';
+import { callerFor, testServices } from './support/services';
+
+// D-25: no call parses its answer against its output schema; the answers are held to the schemas here.
+// Every procedure of the router, with each variant of its answer's shape (every group_by, a full page),
+// answers exactly what a parse by its `.output` schema would give back: nothing refused, no key dropped
+// or reordered, no value coerced. The bytes a partner receives are the bytes the schema describes.
+
+type Procedure = { _def: { inputs: unknown[]; output?: unknown } };
+const procedures = appRouter._def.procedures as unknown as Record<string, Procedure>;
+
+/** The parameter sets that change an answer's shape: none, a page of 100, and each value of group_by. */
+function variantsOf(name: string): Record<string, string | number>[] {
+  const [input] = procedures[name]?._def.inputs ?? [];
+  if (!(input instanceof z.ZodType)) return [{}];
+  const { properties = {} } = z.toJSONSchema(input, { io: 'input', unrepresentable: 'any' }) as {
+    properties?: Record<string, { enum?: string[] }>;
+  };
+  const page: Record<string, number> = 'limit' in properties ? { limit: 100 } : {};
+  const groups = properties.group_by?.enum ?? [];
+  return [{}, page, ...groups.map((group_by) => ({ ...page, group_by }))];
+}
+
+let services: Services;
+beforeAll(async () => {
+  const database = await openTestDatabase();
+  services = testServices(database.db);
+  await loadSamples(services);
+});
+
+describe('every answer is what its output schema admits, unchanged', () => {
+  for (const endpoint of ENDPOINTS) {
+    it(endpoint.name, async () => {
+      const output = procedures[endpoint.name]?._def.output;
+      if (!(output instanceof z.ZodType)) throw new Error(`${endpoint.name} declares no zod output schema`);
+      const caller = callerFor(services, DEMO_KEYS.active);
+      for (const query of variantsOf(endpoint.name)) {
+        const answer = await endpoint.call(caller, DEMO_BRAND, DEMO_BRAND, query);
+        const parsed = output.safeParse(answer);
+        expect(parsed.error?.issues ?? [], `${endpoint.name} ${JSON.stringify(query)}`).toEqual([]);
+        // Key order too: JSON text is what the partner reads.
+        expect(JSON.stringify(answer), `${endpoint.name} ${JSON.stringify(query)}`).toBe(JSON.stringify(parsed.data));
+      }
+    });
+  }
+});
