@@ -182,7 +182,7 @@ export async function writeAll(tx: Transaction, cover: Cover): Promise<void> {
  * Rewrites only what the change log (and the shops whose link time passed since the previous build's
  * day, `enteringFrom`) names: per shop, every row from its first changed day on, since their running totals
  * follow. Changed days are read from the sources; the other rows of that span are the table's own, and the
- * totals start from the shop's last row before the span. Returns the rows rewritten (deleted and inserted).
+ * totals start from the shop's last row before the span. Returns the rows written.
  */
 export async function writeChanged(tx: Transaction, cover: Cover, enteringFrom: Date): Promise<number> {
   await claimChanges(tx, cover, enteringFrom);
@@ -205,15 +205,14 @@ export async function writeChanged(tx: Transaction, cover: Cover, enteringFrom: 
         ORDER BY ${t}.day DESC LIMIT 1) AS before`;
     const next = sql.identifier(`aggregate_next_${table === reviewStatsDaily ? 'review_stats' : 'sales'}`);
     await tx.execute(sql`CREATE TEMPORARY TABLE ${next} ON COMMIT DROP AS ${withRunningTotals(table, rows, base)}`);
-    const removed = await tx.execute(sql`DELETE FROM ${table} AS ${t} USING ${claimedShops}
+    await tx.execute(sql`DELETE FROM ${table} AS ${t} USING ${claimedShops}
       WHERE ${t}.shop_id = ${claimedShops.shopId} AND (${claimedShops.fromDay} IS NULL OR ${t}.day >= ${claimedShops.fromDay})`);
-    await tx.insert(table).select(sql`SELECT * FROM ${next}`);
-    rewritten += affected(removed);
+    rewritten += affected(await tx.insert(table).select(sql`SELECT * FROM ${next}`));
   }
   return rewritten;
 }
 
-/** Rows a DELETE removed, from either driver's result. */
+/** Rows a statement wrote, from either driver's result. */
 function affected(result: unknown): number {
   const { count, affectedRows } = result as { count?: number; affectedRows?: number };
   return count ?? affectedRows ?? 0;
@@ -243,7 +242,8 @@ async function claimChanges(tx: Transaction, cover: Cover, enteringFrom?: Date):
     SELECT shop_id, day FROM taken
     UNION
     SELECT ${shops.id}, NULL FROM ${shops}
-    WHERE ${shops.linkedAt} >= ${enteringFrom} AND ${shops.linkedAt} < ${kstDayStart(cover.today)}`);
+    WHERE ${shops.linkedAt} >= ${enteringFrom.toISOString()}::timestamptz
+      AND ${shops.linkedAt} < ${kstDayStart(cover.today).toISOString()}::timestamptz`);
   await tx.execute(sql`INSERT INTO ${claimedShops} (shop_id, from_day)
     SELECT shop_id, CASE WHEN bool_or(day IS NULL) THEN NULL ELSE min(day) END FROM ${claimed} GROUP BY shop_id`);
   await tx.execute(sql`INSERT INTO ${claimedDays} (shop_id, day)

@@ -17,8 +17,8 @@ export type AggregateResult = {
   throughDay: string;
   /** `full`: every row rewritten; `incremental`: the rows of what changed since the previous build (D-6). */
   kind: 'full' | 'incremental';
-  /** Rows the build replaced (every row of a full build). */
-  rewrittenRows: number;
+  /** Rows the build wrote (every row of a full build; the rows from each changed shop's first changed day on). */
+  writtenRows: number;
   reviewRows: number;
   salesRows: number;
 };
@@ -106,8 +106,8 @@ export async function runDailyAggregate(db: Db, options: { now: Date }): Promise
   return run;
 }
 
-/** Rows rewritten above this share of a table make an incremental build ANALYZE it, as a full one does. */
-const ANALYZE_REWRITTEN_SHARE = 0.1;
+/** Rows written above this share of a table make an incremental build ANALYZE it, as a full one does. */
+const ANALYZE_WRITTEN_SHARE = 0.1;
 
 /**
  * Builds every KST day before today of `now`; the caller holds the lock. Incremental (db/aggregate-rows.ts)
@@ -129,29 +129,29 @@ async function build(tx: Transaction, options: BuildOptions): Promise<AggregateR
   const incremental =
     !options.full && previous?.kind != null && previous.throughDay <= throughDay && built?.any === true;
 
-  let rewrittenRows: number;
+  let writtenRows: number;
   if (incremental && previous) {
     // The previous build covered days before the day after its throughDay: shops linked from then on
     // were left out by it (D-6) and enter now if linked before today.
-    rewrittenRows = await writeChanged(tx, cover, kstDayStart(addDays(previous.throughDay, 1)));
+    writtenRows = await writeChanged(tx, cover, kstDayStart(addDays(previous.throughDay, 1)));
   } else {
     await writeAll(tx, cover);
-    rewrittenRows = -1;
+    writtenRows = -1;
   }
   const reviewRows = await tx.$count(reviewStatsDaily);
   const salesRows = await tx.$count(salesDaily);
-  if (rewrittenRows < 0) rewrittenRows = reviewRows + salesRows;
+  if (writtenRows < 0) writtenRows = reviewRows + salesRows;
 
   // Fresh planner statistics for what was rewritten: this machine's PostgreSQL (and PGlite) run no
   // autovacuum, and stale estimates turn 366-day reports into bad plans. ANALYZE may run inside the
   // transaction; the rows it samples are this transaction's. A small incremental build skips it: it
   // samples the whole history's pages, and a day's rows barely move the statistics (days past the
   // histogram's end are estimated from the index's actual end).
-  if (!incremental || rewrittenRows > ANALYZE_REWRITTEN_SHARE * (reviewRows + salesRows))
+  if (!incremental || writtenRows > ANALYZE_WRITTEN_SHARE * (reviewRows + salesRows))
     await tx.execute(sql`ANALYZE ${reviewStatsDaily}, ${salesDaily}`);
 
   const kind = incremental ? 'incremental' : 'full';
   // started/finished are wall-clock times for operators; what the run covered is throughDay.
   await tx.insert(aggregateRuns).values({ throughDay, startedAt, finishedAt: new Date(), kind });
-  return { throughDay, kind, rewrittenRows, reviewRows, salesRows };
+  return { throughDay, kind, writtenRows, reviewRows, salesRows };
 }

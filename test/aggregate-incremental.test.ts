@@ -140,8 +140,8 @@ describe('an incremental build (D-6)', () => {
 
     // Today's build: the day's changes, without today and without the shop linked today.
     const built = await expectSameAsFull(incremental, full, NOW);
-    expect(built.rewrittenRows).toBeGreaterThan(0);
-    expect(built.rewrittenRows).toBeLessThan((built.reviewRows + built.salesRows) / 4);
+    expect(built.writtenRows).toBeGreaterThan(0);
+    expect(built.writtenRows).toBeLessThan((built.reviewRows + built.salesRows) / 4);
     // Tomorrow's: today's reviews, and the linked shop with its whole history.
     const tomorrow = new Date(NOW.getTime() + DAY_MS);
     await expectSameAsFull(incremental, full, tomorrow);
@@ -155,11 +155,11 @@ describe('an incremental build (D-6)', () => {
     expect(linkedDays).toEqual([300, 120, 5, 1].map((daysAgo) => addDays(TODAY, -daysAgo)));
   });
 
-  it('with nothing changed rewrites nothing and leaves the same rows', async () => {
+  it('with nothing changed writes nothing and leaves the same rows', async () => {
     const [incremental] = pair;
     const before = await aggregateRows(incremental.db);
     const built = await buildDailyAggregate(incremental.db, { now: new Date(NOW.getTime() + DAY_MS) });
-    expect(built).toMatchObject({ kind: 'incremental', rewrittenRows: 0 });
+    expect(built).toMatchObject({ kind: 'incremental', writtenRows: 0 });
     expect(await aggregateRows(incremental.db)).toEqual(before);
   });
 });

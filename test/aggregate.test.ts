@@ -151,7 +151,7 @@ describe('the rows of a run (D-6)', () => {
       expect(await buildDailyAggregate(database.db, { now: NOW, full: run === 0 })).toEqual({
         throughDay: YESTERDAY,
         kind: run === 0 ? 'full' : 'incremental',
-        rewrittenRows: run === 0 ? before.stats.length + before.sales.length : 0,
+        writtenRows: run === 0 ? before.stats.length + before.sales.length : 0,
         reviewRows: before.stats.length,
         salesRows: before.sales.length,
       });

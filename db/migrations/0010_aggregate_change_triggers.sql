@@ -86,3 +86,12 @@ CREATE TRIGGER aggregate_note_shops_update AFTER UPDATE ON shops
 --> statement-breakpoint
 CREATE TRIGGER aggregate_note_shops_delete AFTER DELETE ON shops
   REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION aggregate_note_shops();
+--> statement-breakpoint
+-- Rows already written for today or later are in no build yet and were noted by no trigger: noted here,
+-- so the build that first covers their day takes them (earlier days are every build's, full or not).
+INSERT INTO aggregate_changes (shop_id, day)
+  SELECT DISTINCT shop_id, (written_at AT TIME ZONE 'Asia/Seoul')::date FROM reviews
+  WHERE written_at >= (now() AT TIME ZONE 'Asia/Seoul')::date::timestamp AT TIME ZONE 'Asia/Seoul';
+--> statement-breakpoint
+INSERT INTO aggregate_changes (shop_id, day)
+  SELECT DISTINCT shop_id, day FROM sales_snapshots WHERE day >= (now() AT TIME ZONE 'Asia/Seoul')::date;
