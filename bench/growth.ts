@@ -1,15 +1,18 @@
 // What grows with the data (the growth table of BENCHMARKS.md): the daily build's time, full against
 // incremental after one day of writes, and the database's size. bench/http.ts calls measureGrowth on the
 // database it measures; run alone, this file prints the growth table from bench/http.ts's results of the
-// kept databases (npm run bench:growth [-- --run] [--duration S]).
+// kept databases (npm run bench:growth [-- --run] [--duration S]); `--builds-only DB` measures the
+// builds and sizes of one kept database alone.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { and, asc, eq, gte, inArray, like, lt, sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { buildDailyAggregate } from '../db/aggregate';
-import type { DatabaseHandle } from '../db/client';
+import { type DatabaseHandle, openDatabase } from '../db/client';
 import { addDays, kstDayStart, kstToday } from '../db/kst';
 import { brands, reviews, shops } from '../db/schema';
 import { BENCH_BRAND_CODE } from '../db/seed/large';
@@ -149,41 +152,49 @@ export const GROWTH_SCENARIOS = [
   'sales by',
 ];
 
+type Measured = { name: string; paced?: { p50: number; p99: number } };
 type Result = {
   machine: { reviews: number; database: string; loadAverage: string };
-  results: { name: string; rate?: number; paced?: { p50: number; p99: number } }[];
+  results: Measured[];
   growth?: Growth;
 };
 
 const MIB = 2 ** 20;
 
+/**
+ * One size's row. Each latency cell is the paced p50 / p99 in ms at the scenario's rate (bench/http.ts
+ * prints CPU per call too, but it sums every PostgreSQL process of the machine: on a shared machine it
+ * counts the neighbours').
+ */
 function growthRow(result: Result): Row {
-  const p99 = (name: string) => {
-    const found = result.results.find((entry) => entry.name === name);
-    return found?.paced ? `${found.paced.p99}` : '–';
-  };
+  const find = (name: string) => result.results.find((entry) => entry.name === name);
+  const cell = (entry: Measured | undefined) => (entry?.paced ? `${entry.paced.p50} / ${entry.paced.p99}` : '–');
   const reports = result.results.filter((entry) => /366 days/.test(entry.name) && entry.paced);
-  const worstReport = reports.reduce((worst, entry) => Math.max(worst, entry.paced?.p99 ?? 0), 0);
-  const cursor = result.results.find((entry) => entry.name.startsWith('page 1000 by cursor'))?.paced;
-  const first = result.results.find((entry) => entry.name === 'page 1, limit 100')?.paced;
+  const worstReport = reports.reduce<Measured | undefined>(
+    (worst, entry) => ((entry.paced?.p99 ?? 0) > (worst?.paced?.p99 ?? -1) ? entry : worst),
+    undefined,
+  );
+  const cursor = find('page 1000 by cursor, limit 100');
+  const first = find('page 1, limit 100');
   const growth = result.growth;
-  const reviewsOf = growth?.relations.find((relation) => relation.name === 'reviews');
-  const grams = growth?.relations.find((relation) => relation.name === 'reviews_grams_idx');
+  const size = (name: string) => growth?.relations.find((relation) => relation.name === name)?.bytes ?? Number.NaN;
   return {
-    reviews: whole(result.machine.reviews === undefined ? Number.NaN : totalReviews(result)),
-    'newest page p99 @300': p99('reviews, newest page'),
-    '30 days + platform p99 @300': p99('reviews, 30 days + platform'),
-    'keyword 맛있어 / 짜요 p99 @100': `${p99('keyword 맛있어 (3 chars, common)')} / ${p99('keyword 짜요 (2 chars)')}`,
-    'page 1000 by cursor / page 1, p50 (p99) @300':
-      cursor && first ? `${cursor.p50} (${cursor.p99}) / ${first.p50} (${first.p99})` : '–',
-    'reports, 366 days, worst p99 @100': reports.length ? `${worstReport} (${reports.length} reports)` : '–',
-    'daily build full / incremental, ms': growth
-      ? `${whole(growth.fullBuildMs)} / ${whole(growth.incrementalBuildMs)} (${whole(growth.writtenRows)} of ${whole(growth.aggregateRows)} rows)`
+    reviews: whole(totalReviews(result)),
+    'newest page @300': cell(find('reviews, newest page')),
+    '30 days + platform @300': cell(find('reviews, 30 days + platform')),
+    'keyword 맛있어 @100': cell(find('keyword 맛있어 (3 chars, common)')),
+    'keyword 짜요 @100': cell(find('keyword 짜요 (2 chars)')),
+    'page 1000 by cursor; page 1 (limit 100) @300': `${cell(cursor)}; ${cell(first)}`,
+    'worst of 8 reports, 366 days @100': worstReport ? `${cell(worstReport)} (${worstReport.name})` : '–',
+    'daily build: full / incremental ms (rows written)': growth
+      ? `${whole(growth.fullBuildMs)} (${whole(growth.aggregateRows)}) / ${whole(growth.incrementalBuildMs)} (${whole(growth.writtenRows)})`
       : '–',
-    'database / reviews / grams index, MiB': growth
-      ? `${whole(growth.databaseBytes / MIB)} / ${whole((reviewsOf?.bytes ?? Number.NaN) / MIB)} / ${whole((grams?.bytes ?? Number.NaN) / MIB)}`
+    'MiB: database / reviews / grams index / review_stats_daily': growth
+      ? [growth.databaseBytes, size('reviews'), size('reviews_grams_idx'), size('review_stats_daily')]
+          .map((bytes) => whole(bytes / MIB))
+          .join(' / ')
       : '–',
-    'load average': result.machine.loadAverage,
+    'load average at the end': result.machine.loadAverage,
   };
 }
 
@@ -193,23 +204,60 @@ function totalReviews(result: Result): number {
   return size ? Number(size.reviews) : result.machine.reviews;
 }
 
+const RESULTS_DIR = path.resolve(import.meta.dirname, 'results');
+
+/** The newest result with growth figures of `database`: of bench/http.ts (http-*.json) or of --builds-only. */
 function newestResult(database: string): Result | undefined {
-  const dir = path.resolve(import.meta.dirname, 'results');
-  const files = readdirSync(dir)
-    .filter((name) => name.startsWith('http-') && name.endsWith('.json'))
-    .sort()
+  const files = readdirSync(RESULTS_DIR)
+    .filter((name) => /^(http|growth)-.*\.json$/.test(name))
+    .sort((a, b) => a.slice(a.indexOf('-')).localeCompare(b.slice(b.indexOf('-'))))
     .reverse();
   for (const file of files) {
-    const result = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Result;
+    const result = JSON.parse(readFileSync(path.join(RESULTS_DIR, file), 'utf8')) as Result;
     if (result.machine.database === database && result.growth) return result;
   }
   return undefined;
 }
 
+/** The daily build and the sizes alone, without the HTTP runs: for a quick look at a kept database. */
+async function buildsOnly(database: string) {
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  url.pathname = `/${database}`;
+  const handle = await openDatabase({ url: url.toString(), maxConnections: 2 });
+  try {
+    await handle.migrate();
+    const growth = await measureGrowth(handle, new Date());
+    const [count] = await handle.rows<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${reviews}`);
+    const machine = {
+      database,
+      reviews: count?.n ?? 0,
+      loadAverage: os
+        .loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' '),
+    };
+    await mkdir(RESULTS_DIR, { recursive: true });
+    const file = path.join(RESULTS_DIR, `growth-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    await writeFile(file, `${JSON.stringify({ machine, results: [], growth }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(growth)}\nsaved ${path.relative(process.cwd(), file)}\n`);
+  } finally {
+    await handle.close();
+  }
+}
+
 async function main() {
   const { values } = parseArgs({
-    options: { run: { type: 'boolean', default: false }, duration: { type: 'string', default: '5' } },
+    options: {
+      run: { type: 'boolean', default: false },
+      duration: { type: 'string', default: '5' },
+      'builds-only': { type: 'string' },
+    },
   });
+  const only = values['builds-only'];
+  if (only) {
+    await buildsOnly(only);
+    return;
+  }
   if (values.run) {
     const admin = postgres(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 1 });
     for (const { reviews: count, database } of GROWTH_DATABASES) {
