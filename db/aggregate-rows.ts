@@ -212,7 +212,7 @@ export async function writeAll(tx: Transaction, cover: Cover): Promise<void> {
  */
 export async function writeChanged(tx: Transaction, cover: Cover, enteringFrom: Date): Promise<number> {
   await claimChanges(tx, cover, enteringFrom);
-  let rewritten = 0;
+  let written = 0;
   for (const table of [reviewStatsDaily, salesDaily]) {
     const t = sql.identifier('t');
     const perDayNames = dayColumns(table).map((name) => sql`${t}.${sql.identifier(name)}`);
@@ -233,9 +233,9 @@ export async function writeChanged(tx: Transaction, cover: Cover, enteringFrom: 
     await tx.execute(sql`CREATE TEMPORARY TABLE ${next} ON COMMIT DROP AS ${withRunningTotals(table, rows, base)}`);
     await tx.execute(sql`DELETE FROM ${table} AS ${t} USING ${claimedShops}
       WHERE ${t}.shop_id = ${claimedShops.shopId} AND (${claimedShops.fromDay} IS NULL OR ${t}.day >= ${claimedShops.fromDay})`);
-    rewritten += affected(await tx.insert(table).select(sql`SELECT * FROM ${next}`));
+    written += affected(await tx.insert(table).select(sql`SELECT * FROM ${next}`));
   }
-  return rewritten;
+  return written;
 }
 
 /** Rows a statement wrote, from either driver's result. */
@@ -276,6 +276,6 @@ async function claimChanges(tx: Transaction, cover: Cover, enteringFrom?: Date):
     SELECT ${claimed.shopId}, ${claimed.day} FROM ${claimed}
     JOIN ${claimedShops} ON ${claimedShops.shopId} = ${claimed.shopId}
     WHERE ${claimedShops.fromDay} IS NOT NULL`);
-  // Temporary tables have no statistics until analyzed; the joins above are sized by them.
+  // Temporary tables have no statistics until analyzed, and the build's joins are planned from them.
   await tx.execute(sql`ANALYZE ${claimedShops}, ${claimedDays}`);
 }

@@ -42,19 +42,22 @@ export async function buildDailyAggregate(db: Db, options: BuildOptions): Promis
   return result;
 }
 
-/** Dead rows above this share of a table's rows make the build VACUUM it (a full build always does). */
-const VACUUM_DEAD_SHARE = 0.1;
+/**
+ * After an incremental build, a table is vacuumed once its dead rows, and analyzed once the rows changed
+ * since its last ANALYZE, pass this share of its live rows: the rule autovacuum applies, applied by the
+ * job itself since this machine's PostgreSQL (and PGlite) run no autovacuum.
+ */
+const MAINTAIN_SHARE = 0.1;
 
 /**
  * Makes the space of the rows a build replaced reusable (VACUUM), so the tables and their indexes stay
  * about one build's size (at most two builds' pages: the old rows are still live while the new ones go in)
  * instead of growing with every run where autovacuum is off or slow (PGlite has none). After a full build
- * always; after an incremental one only once the dead rows (this build's and earlier ones') pass
- * VACUUM_DEAD_SHARE of the table, so a day's small build does not pay for a pass over the whole history
- * (its planner statistics are ANALYZE's within the build). VACUUM cannot run inside a transaction, so it
- * follows the commit, after the advisory lock is released: a run that starts meanwhile only delays it, and
- * what a concurrent reader's snapshot still sees is reclaimed by a later run. A plain VACUUM takes no lock
- * that blocks readers or another build.
+ * always; after an incremental one by MAINTAIN_SHARE, counting this build's rows and earlier ones', so a
+ * day's small build does not pay for a pass over the whole history and enough of them do. VACUUM cannot
+ * run inside a transaction, so it follows the commit, after the advisory lock is released: a run that
+ * starts meanwhile only delays it, and what a concurrent reader's snapshot still sees is reclaimed by a
+ * later run. A plain VACUUM or ANALYZE takes no lock that blocks readers or another build.
  */
 async function compact(db: Db, result: AggregateResult): Promise<void> {
   if (result.kind === 'full') {
@@ -65,11 +68,16 @@ async function compact(db: Db, result: AggregateResult): Promise<void> {
     const [stats] = await db
       .select({
         dead: sql<number>`coalesce(n_dead_tup, 0)::float8`,
-        live: sql<number>`coalesce(n_live_tup, 0)::float8`,
+        changed: sql<number>`coalesce(n_mod_since_analyze, 0)::float8`,
+        live: sql<number>`greatest(coalesce(n_live_tup, 0), 1)::float8`,
       })
       .from(sql`pg_stat_user_tables`)
       .where(sql`relid = ${getTableName(table)}::regclass`);
-    if (stats && stats.dead > VACUUM_DEAD_SHARE * Math.max(stats.live, 1)) await db.execute(sql`VACUUM ${table}`);
+    if (!stats) continue;
+    const vacuum = stats.dead > MAINTAIN_SHARE * stats.live;
+    const analyze = stats.changed > MAINTAIN_SHARE * stats.live;
+    if (vacuum || analyze)
+      await db.execute(sql`${sql.raw(vacuum ? (analyze ? 'VACUUM (ANALYZE)' : 'VACUUM') : 'ANALYZE')} ${table}`);
   }
 }
 
@@ -106,9 +114,6 @@ export async function runDailyAggregate(db: Db, options: { now: Date }): Promise
   return run;
 }
 
-/** Rows written above this share of a table make an incremental build ANALYZE it, as a full one does. */
-const ANALYZE_WRITTEN_SHARE = 0.1;
-
 /**
  * Builds every KST day before today of `now`; the caller holds the lock. Incremental (db/aggregate-rows.ts)
  * after a previous build that kept the change log, unless asked for full or the clock went back; full
@@ -144,11 +149,9 @@ async function build(tx: Transaction, options: BuildOptions): Promise<AggregateR
 
   // Fresh planner statistics for what was rewritten: this machine's PostgreSQL (and PGlite) run no
   // autovacuum, and stale estimates turn 366-day reports into bad plans. ANALYZE may run inside the
-  // transaction; the rows it samples are this transaction's. A small incremental build skips it: it
-  // samples the whole history's pages, and a day's rows barely move the statistics (days past the
-  // histogram's end are estimated from the index's actual end).
-  if (!incremental || writtenRows > ANALYZE_WRITTEN_SHARE * (reviewRows + salesRows))
-    await tx.execute(sql`ANALYZE ${reviewStatsDaily}, ${salesDaily}`);
+  // transaction; the rows it samples are this transaction's. An incremental build leaves it to compact:
+  // it samples pages across the whole history, and a day's rows barely move the statistics.
+  if (!incremental) await tx.execute(sql`ANALYZE ${reviewStatsDaily}, ${salesDaily}`);
 
   const kind = incremental ? 'incremental' : 'full';
   // started/finished are wall-clock times for operators; what the run covered is throughDay.
