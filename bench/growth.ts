@@ -206,17 +206,21 @@ function totalReviews(result: Result): number {
 
 const RESULTS_DIR = path.resolve(import.meta.dirname, 'results');
 
-/** The newest result with growth figures of `database`: of bench/http.ts (http-*.json) or of --builds-only. */
+/**
+ * What the table shows of `database`: the newest bench/http.ts run's latencies (http-*.json), with the
+ * newest growth figures, of that run or of a later --builds-only (growth-*.json).
+ */
 function newestResult(database: string): Result | undefined {
   const files = readdirSync(RESULTS_DIR)
     .filter((name) => /^(http|growth)-.*\.json$/.test(name))
     .sort((a, b) => a.slice(a.indexOf('-')).localeCompare(b.slice(b.indexOf('-'))))
     .reverse();
-  for (const file of files) {
-    const result = JSON.parse(readFileSync(path.join(RESULTS_DIR, file), 'utf8')) as Result;
-    if (result.machine.database === database && result.growth) return result;
-  }
-  return undefined;
+  const results = files
+    .map((file) => JSON.parse(readFileSync(path.join(RESULTS_DIR, file), 'utf8')) as Result)
+    .filter((result) => result.machine.database === database && result.growth);
+  const http = results.find((result) => result.results.length > 0);
+  const growth = results[0];
+  return http && growth ? { ...http, growth: growth.growth } : growth;
 }
 
 /** The daily build and the sizes alone, without the HTTP runs: for a quick look at a kept database. */
