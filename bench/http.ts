@@ -17,6 +17,7 @@ import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/s
 import { refreshStatistics } from '../db/seed/bulk';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
+import { measureGrowth } from './growth';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
 import {
@@ -53,6 +54,10 @@ const { values: args } = parseArgs({
     baseline: { type: 'string' },
     /** Alternate rounds of API, baseline and reference on each list (bench/reference.ts alternate). */
     rounds: { type: 'string', default: '3' },
+    /** Also measure the daily build and the database's size (bench/growth.ts). */
+    growth: { type: 'boolean', default: false },
+    /** The name of the database seeded (with --keep, to --reuse later); else a scratch name. */
+    name: { type: 'string' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -395,7 +400,7 @@ async function main() {
   const startedAt = Date.now();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   cleanups.push(() => admin.end());
-  const dbName = args.reuse ?? `partner_bench_${process.pid}`;
+  const dbName = args.reuse ?? args.name ?? `partner_bench_${process.pid}`;
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;
   const databaseUrl = dbUrl.toString();
@@ -407,8 +412,9 @@ async function main() {
   const database = await openDatabase({ url: databaseUrl, maxConnections: 2 });
   cleanups.push(() => database.close());
   const now = new Date();
+  // A kept database gets the migrations added since it was seeded.
+  await database.migrate();
   if (!args.reuse) {
-    await database.migrate();
     await seedDemo(database.db, { now });
     const seeding = Date.now();
     await seedLarge(database.db, {
@@ -418,6 +424,7 @@ async function main() {
     });
     process.stdout.write(`\nseeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s\n`);
   }
+  const growth = args.growth ? await measureGrowth(database, now) : undefined;
   const building = Date.now();
   const aggregate = await buildDailyAggregate(database.db, { now });
   // The aggregate rebuilds its tables; the bench must not measure a planner blind to them.
@@ -444,7 +451,8 @@ async function main() {
     sql`SELECT count(*)::int AS count FROM reviews WHERE brand_id = ${scope.id}`,
   );
   const all = scenarios(kstToday(now), newest?.code ?? 'B0000000001').filter(
-    (scenario) => !args.only || scenario.name.includes(args.only),
+    // --only: one name part, or several separated by `|`.
+    (scenario) => !args.only || args.only.split('|').some((part) => scenario.name.includes(part)),
   );
 
   // The real server, as `npm start` runs it; RATE_LIMIT_PER_MINUTE high so the limiter decides but never refuses.
@@ -664,7 +672,7 @@ async function main() {
   const resultsDir = path.resolve(import.meta.dirname, 'results');
   await mkdir(resultsDir, { recursive: true });
   const file = path.join(resultsDir, `http-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  await writeFile(file, `${JSON.stringify({ machine, results: json, table }, null, 2)}\n`);
+  await writeFile(file, `${JSON.stringify({ machine, results: json, table, growth }, null, 2)}\n`);
   process.stdout.write(
     `\nsaved ${path.relative(process.cwd(), file)}; ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all\n`,
   );

@@ -62,3 +62,8 @@ export function kstDayOf(instant: SQLWrapper): SQL<string> {
 export function mondayOfDay(day: SQLWrapper): SQL<string> {
   return sql<string>`(${day} - (((${day} - DATE '1970-01-05') % 7 + 7) % 7))`;
 }
+
+/** SQL: the instant (a `timestamptz`) a KST day starts, of a `date` expression, as kstDayStart. */
+export function kstDayStartOf(day: SQLWrapper): SQL<Date> {
+  return sql<Date>`((${day})::timestamp AT TIME ZONE 'Asia/Seoul')`;
+}

@@ -148,8 +148,10 @@ describe('the rows of a run (D-6)', () => {
     const before = await aggregateRows(database.db);
     const runs = await database.db.$count(aggregateRuns);
     for (let run = 0; run < 2; run++) {
-      expect(await buildDailyAggregate(database.db, { now: NOW })).toEqual({
+      expect(await buildDailyAggregate(database.db, { now: NOW, full: run === 0 })).toEqual({
         throughDay: YESTERDAY,
+        kind: run === 0 ? 'full' : 'incremental',
+        writtenRows: run === 0 ? before.stats.length + before.sales.length : 0,
         reviewRows: before.stats.length,
         salesRows: before.sales.length,
       });
@@ -230,9 +232,9 @@ describe('the tables a run leaves (D-6)', () => {
     // No autovacuum to rely on (it is off on some servers, and PGlite has none): the run compacts itself.
     for (const table of [reviewStatsDaily, salesDaily])
       await database.db.execute(sql`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
-    await buildDailyAggregate(database.db, { now: NOW });
+    await buildDailyAggregate(database.db, { now: NOW, full: true });
     const afterOne = await aggregateBytes();
-    for (let run = 0; run < 11; run++) await buildDailyAggregate(database.db, { now: NOW });
+    for (let run = 0; run < 11; run++) await buildDailyAggregate(database.db, { now: NOW, full: true });
     // A rebuild writes every row anew, so the tables may hold up to two builds' pages, more for a run whose
     // VACUUM found the rows still visible to an older snapshot; never a build's worth more per run.
     expect(await aggregateBytes()).toBeLessThanOrEqual(afterOne * 2.5);

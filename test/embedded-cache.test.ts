@@ -44,7 +44,7 @@ describe('demo cache key', () => {
 describe('demo cache entries', () => {
   const meta = {
     summary: { partners: 3, brands: ['a'], shops: 1, reviews: 2, salesSnapshots: 3 },
-    aggregate: { throughDay: '2026-11-20', reviewRows: 1, salesRows: 1 },
+    aggregate: { throughDay: '2026-11-20', kind: 'full' as const, writtenRows: 2, reviewRows: 1, salesRows: 1 },
   };
 
   it('reads back what was written, and nothing for another key', async () => {

@@ -1,4 +1,4 @@
-import { bigint, date, foreignKey, index, integer, pgTable, primaryKey, serial } from 'drizzle-orm/pg-core';
+import { bigint, date, foreignKey, index, integer, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
 import { brands } from './brands';
 import { instant } from './columns';
 import { shops } from './shops';
@@ -87,4 +87,21 @@ export const aggregateRuns = pgTable('aggregate_runs', {
   throughDay: date('through_day', { mode: 'string' }).notNull(),
   startedAt: instant('started_at').notNull(),
   finishedAt: instant('finished_at').notNull(),
+  /**
+   * `full` or `incremental` (D-6). Null on runs from before the change log existed: a build after one of
+   * those cannot know what changed since, so it is full.
+   */
+  kind: text('kind', { enum: ['full', 'incremental'] }),
+});
+
+/**
+ * The change log of the incremental build (D-6): which (shop, KST day) of the aggregate's sources was
+ * written since the last build, filled by statement triggers on reviews, sales_snapshots and shops
+ * (db/migrations), emptied by the build that covers the day. `day` null: every day of the shop (its
+ * brand, platform or link time changed). Duplicates are allowed on purpose: no key means a writer never
+ * waits for the build that is deleting the rows it claimed.
+ */
+export const aggregateChanges = pgTable('aggregate_changes', {
+  shopId: integer('shop_id').notNull(),
+  day: date('day', { mode: 'string' }),
 });
