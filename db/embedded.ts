@@ -15,11 +15,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'drizzle-orm';
+import { getTableName, sql } from 'drizzle-orm';
 import { type AggregateResult, buildDailyAggregate } from './aggregate';
 import { type DatabaseHandle, openDatabase, pgliteOf } from './client';
 import { pgliteVersion, readSnapshot } from './demo-snapshot';
 import { kstToday } from './kst';
+import { reviews, salesSnapshots } from './schema';
 import { type DemoSummary, seedDemo } from './seed/demo';
 
 const DB_DIR = import.meta.dirname;
@@ -166,13 +167,17 @@ BEGIN
   END LOOP;
 END $$`);
 
+/** The tables the demo seed fills by the thousand. */
+const BULK_TABLES = [reviews, salesSnapshots];
+
 /**
  * What a bulk load is cheaper without, dropped before the seed and made again from their own definitions
  * after it, as a restore does. The GIN indexes (keyword search): on PGlite, keeping them up to date row by
  * row during the inserts, then merging their pending entries, cost more than the rest of the seed; one
- * sorted build after it costs less. The foreign keys: checked row by row, one lookup per key and row, they
- * were about a third of inserting the reviews; added back, each is checked once over the whole table, so
- * the seed is held to them as before.
+ * sorted build after it costs less. The foreign keys of the tables the seed fills by the thousand: checked
+ * row by row, one lookup per key and row, they were about a third of inserting the reviews; added back,
+ * each is checked once over the whole table, so the seed is held to them as before. (Adding one back
+ * costs more than the checks of a small table's few rows, so the other tables keep theirs.)
  */
 async function dropForBulkLoad(database: DatabaseHandle): Promise<() => Promise<void>> {
   const gin = await database.rows<{ name: string; definition: string }>(sql`
@@ -180,7 +185,10 @@ async function dropForBulkLoad(database: DatabaseHandle): Promise<() => Promise<
     WHERE schemaname = 'public' AND indexdef LIKE '% USING gin %' ORDER BY indexname`);
   const foreignKeys = await database.rows<{ relation: string; name: string; definition: string }>(sql`
     SELECT conrelid::regclass::text AS relation, conname AS name, pg_get_constraintdef(oid) AS definition
-    FROM pg_constraint WHERE contype = 'f' AND connamespace = 'public'::regnamespace ORDER BY 1, 2`);
+    FROM pg_constraint WHERE contype = 'f' AND conrelid IN (${sql.join(
+      BULK_TABLES.map((table) => sql`${getTableName(table)}::regclass`),
+      sql`, `,
+    )}) ORDER BY 1, 2`);
   for (const { name } of gin) await database.db.execute(sql`DROP INDEX ${sql.identifier(name)}`);
   for (const { relation, name } of foreignKeys)
     await database.db.execute(sql`ALTER TABLE ${sql.raw(relation)} DROP CONSTRAINT ${sql.identifier(name)}`);
