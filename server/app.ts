@@ -66,7 +66,7 @@ export function createApp(
     }
   });
 
-  app.use(docsRouter(openApiDocument()));
+  app.use(docsRouter(openApiDocument));
 
   // D-18: the SDK's transport, behind the same middleware (key, limit, brand scope) and error codes.
   const trpcTransport = createExpressMiddleware({

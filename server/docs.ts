@@ -165,41 +165,50 @@ function notModified(req: Request, etag: string, lastModified: string) {
 const PAGE_CACHE = 'no-cache';
 const ASSET_CACHE = 'public, max-age=3600';
 
-/** The docs (D-15) and the OpenAPI document at /partner/v1/openapi.json, each served from memory. */
-export function docsRouter(openApiDocument: object): Router {
+/** `make`'s value, made on the first call and kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
+/**
+ * The docs (D-15) and the OpenAPI document at /partner/v1/openapi.json, each served from memory. Each body
+ * is made at its first request, not at start: generating the document and rendering the guides would
+ * delay the first answer of every start for pages most starts never serve.
+ */
+export function docsRouter(openApiDocument: () => object): Router {
   const started = new Date();
-  const document = staticBody(
-    'application/json; charset=utf-8',
-    Buffer.from(JSON.stringify(openApiDocument)),
-    started,
-    PAGE_CACHE,
+  const document = once(() =>
+    staticBody('application/json; charset=utf-8', Buffer.from(JSON.stringify(openApiDocument())), started, PAGE_CACHE),
   );
-  const guide = staticBody('text/html; charset=utf-8', Buffer.from(renderGuide()), statSync(GUIDE).mtime, PAGE_CACHE);
-  const sdkGuide = staticBody(
-    'text/html; charset=utf-8',
-    Buffer.from(renderSdkGuide()),
-    statSync(SDK_GUIDE).mtime,
-    PAGE_CACHE,
+  const guide = once(() =>
+    staticBody('text/html; charset=utf-8', Buffer.from(renderGuide()), statSync(GUIDE).mtime, PAGE_CACHE),
   );
-  const reference = staticBody('text/html; charset=utf-8', Buffer.from(REFERENCE), started, PAGE_CACHE);
+  const sdkGuide = once(() =>
+    staticBody('text/html; charset=utf-8', Buffer.from(renderSdkGuide()), statSync(SDK_GUIDE).mtime, PAGE_CACHE),
+  );
+  const reference = once(() => staticBody('text/html; charset=utf-8', Buffer.from(REFERENCE), started, PAGE_CACHE));
   const assets = new Map(
     [...ASSETS].map((file) => {
       const at = path.join(SWAGGER_UI, file);
       const type = file.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
-      return [file, staticBody(type, readFileSync(at), statSync(at).mtime, ASSET_CACHE)] as const;
+      return [file, once(() => staticBody(type, readFileSync(at), statSync(at).mtime, ASSET_CACHE))] as const;
     }),
   );
   // Only the exact spelling of a path is served (D-12): `/DOCS` and `/docs/` are other paths.
   const router = express.Router({ caseSensitive: true, strict: true });
-  router.get('/partner/v1/openapi.json', (req, res, next) => sendStatic(req, res, document).catch(next));
-  router.get('/docs', (req, res, next) => sendStatic(req, res, guide).catch(next));
-  router.get('/docs/sdk', (req, res, next) => sendStatic(req, res, sdkGuide).catch(next));
-  router.get('/docs/reference', (req, res, next) => sendStatic(req, res, reference).catch(next));
+  router.get('/partner/v1/openapi.json', (req, res, next) => sendStatic(req, res, document()).catch(next));
+  router.get('/docs', (req, res, next) => sendStatic(req, res, guide()).catch(next));
+  router.get('/docs/sdk', (req, res, next) => sendStatic(req, res, sdkGuide()).catch(next));
+  router.get('/docs/reference', (req, res, next) => sendStatic(req, res, reference()).catch(next));
   router.get('/docs/assets/:file', (req, res, next) => {
     // Anything else under /docs/assets falls through to the API's 404 envelope.
     const asset = assets.get(req.params.file);
     if (!asset) return next();
-    sendStatic(req, res, asset).catch(next);
+    sendStatic(req, res, asset()).catch(next);
   });
   return router;
 }
