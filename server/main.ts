@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openDatabase } from '../db/client';
 import { defaultDemoCacheDir, openEmbeddedDemo } from '../db/embedded';
@@ -201,7 +202,10 @@ async function main() {
 
   if (embedded?.source === 'built') {
     // Planner statistics and the cache entry for the next start of the day (db/embedded.ts): a failure
-    // costs speed, never an answer.
+    // costs speed, never an answer. PGlite runs in this thread, so its statements hold up whatever request
+    // arrives meanwhile: they wait for a quiet moment, after the first calls a newcomer makes.
+    await quietFor(server, COMPLETE_WHEN_QUIET_MS);
+    if (stopping) return;
     const completing = Date.now();
     embedded
       .complete()
@@ -212,6 +216,27 @@ async function main() {
       // The dump leaves tens of MB of garbage too, just as the process starts to idle.
       .finally(collectGarbage);
   }
+}
+
+/** How long the embedded server waits without a request before it completes the demo cluster. */
+const COMPLETE_WHEN_QUIET_MS = 2_000;
+
+/** Resolves once `server` has received no request for `ms`. */
+function quietFor(server: Server, ms: number): Promise<void> {
+  let last = Date.now();
+  const noteRequest = () => {
+    last = Date.now();
+  };
+  server.on('request', noteRequest);
+  return new Promise<void>((resolve) => {
+    const check = () => {
+      const left = last + ms - Date.now();
+      if (left > 0) return void setTimeout(check, left).unref();
+      server.off('request', noteRequest);
+      resolve();
+    };
+    setTimeout(check, ms).unref();
+  });
 }
 
 function collectGarbage() {
