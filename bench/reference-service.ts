@@ -130,7 +130,9 @@ function serve(config: Config, databaseUrl: string, port: number) {
         });
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(body);
-      } catch {
+      } catch (error) {
+        // The bench compares answers: a failure says why on stderr.
+        console.error('reference service:', error);
         fail(res, 500);
       }
     })
