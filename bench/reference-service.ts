@@ -25,9 +25,13 @@ const PLATFORMS = new Set(['BAEMIN', 'CPEATS', 'YOGIYO', 'DDANGYO', 'NAVER', 'MU
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const PATH = /^\/partner\/v1\/brands\/([A-Za-z0-9_.~-]+)\/reviews$/;
 
-/** Which statement text a request runs: its filters, its page size, and whether it skips rows. */
-export function statementShape(filters: readonly string[], limit: number, offset: boolean): string {
-  return `${[...filters].sort().join(',')}|${limit}|${offset ? 'offset' : ''}`;
+/**
+ * Which statement text a request runs: its filters, its page size, whether it skips rows, and for a keyword
+ * whether it is short (one or two characters: the statement also looks it up by its grams, one more value).
+ */
+export function statementShape(filters: readonly string[], limit: number, offset: boolean, keyword?: string): string {
+  const keywordClass = keyword === undefined ? '' : [...keyword].length < 3 ? 'short' : 'long';
+  return `${[...filters].sort().join(',')}|${limit}|${offset ? 'offset' : ''}|${keywordClass}`;
 }
 
 /** A row of the statement, by position (its critical column has no name), as drizzle reads it too. */
@@ -73,7 +77,7 @@ function serve(config: Config, databaseUrl: string, port: number) {
       if ((from && !DAY.test(from)) || (to && !DAY.test(to)) || (platform && !PLATFORMS.has(platform)))
         return fail(res, 400);
       const present = FILTERS.filter((name) => query.has(name));
-      const text = config.statements[statementShape(present, limit + 1, page > 1)];
+      const text = config.statements[statementShape(present, limit + 1, page > 1, keyword ?? undefined)];
       if (!text) return fail(res, 400);
       // The critical range's two bounds and the brand, then each filter's values, then the offset.
       const params: (string | number)[] = [brandId, brandId, brandId];

@@ -30,7 +30,7 @@ export function referenceConfig(
   for (const { filters, page, limit } of lists) {
     const offset = (page - 1) * limit;
     const text = reviewListQuery(db, scope, filters, { limit: limit + 1, offset }).toSQL().sql;
-    statements[statementShape(Object.keys(filters), limit + 1, offset > 0)] = text;
+    statements[statementShape(Object.keys(filters), limit + 1, offset > 0, filters.keyword)] = text;
   }
   const own: Record<string, number> = {};
   for (const brand of brands) if (brand.partnerId === scope.partnerId) own[brand.brandCode] = brand.id;

@@ -58,11 +58,14 @@ describe('bench helpers', () => {
     expect(() => assertSameAnswer('list', '{"a":1}', '{"a":"1"}')).toThrow('the reference answers otherwise');
   });
 
-  it("picks the reference's statement by its filters whatever their order, its page size and its offset", () => {
+  it("picks the reference's statement by its filters whatever their order, its page size, its offset and its keyword's class", () => {
     expect(statementShape(['to', 'from', 'platform'], 21, false)).toBe(
       statementShape(['platform', 'from', 'to'], 21, false),
     );
     expect(statementShape([], 21, false)).not.toBe(statementShape([], 101, false));
     expect(statementShape([], 101, true)).not.toBe(statementShape([], 101, false));
+    // A short keyword's statement binds one more value than a long one's.
+    expect(statementShape(['keyword'], 21, false, '짜요')).not.toBe(statementShape(['keyword'], 21, false, '맛있어'));
+    expect(statementShape(['keyword'], 21, false, '맛있어')).toBe(statementShape(['keyword'], 21, false, 'crisp'));
   });
 });
