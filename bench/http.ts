@@ -519,17 +519,12 @@ async function main() {
     api[scenario.name] = await measure(`${server.base}${scenarioPath}`, scenario.rate, server.group);
     const peers: Partial<Record<'api' | 'baseline' | 'reference', () => Promise<PeerRun>>> = {};
     if (reference && scenario.list && !scenario.followNext) {
-      // Asked right after the API's own load. A reference that keeps failing a scenario (its error is on
-      // its stderr) leaves that scenario without a reference column; an answer that differs stops the run.
-      let answer: { status: number; body: string } = { status: 0, body: '' };
-      for (let attempt = 1; attempt <= 3; attempt++) {
-        const response = await fetch(`${reference.base}${scenarioPath}`, {
-          headers: { 'x-partner-api-key': DEMO_KEYS.active },
-        });
-        answer = { status: response.status, body: await response.text() };
-        if (answer.status < 500) break;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
+      // A reference that fails a scenario (its error is on its stderr) leaves that scenario without a
+      // reference column; an answer that differs stops the run.
+      const response = await fetch(`${reference.base}${scenarioPath}`, {
+        headers: { 'x-partner-api-key': DEMO_KEYS.active },
+      });
+      const answer = { status: response.status, body: await response.text() };
       if (answer.status >= 500) {
         process.stdout.write(`  the reference failed ${scenario.name} (${answer.status}): no reference column\n`);
       } else {

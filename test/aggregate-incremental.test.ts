@@ -13,6 +13,7 @@ import {
   salesSnapshots,
   shops,
 } from '../db/schema';
+import { aggregateRows } from './support/aggregate';
 import { DRIVER, NOW, openTestDatabase } from './support/database';
 import { withDatabase } from './support/global-setup';
 
@@ -23,15 +24,6 @@ import { withDatabase } from './support/global-setup';
 type Db = DatabaseHandle['db'];
 const DAY_MS = 24 * 3_600_000;
 const TODAY = kstToday(NOW);
-
-async function aggregateRows(db: Db) {
-  const stats = await db
-    .select()
-    .from(reviewStatsDaily)
-    .orderBy(asc(reviewStatsDaily.shopId), asc(reviewStatsDaily.day));
-  const sales = await db.select().from(salesDaily).orderBy(asc(salesDaily.shopId), asc(salesDaily.day));
-  return { stats, sales };
-}
 
 /** The same writes on both copies, in the same order (their ids then agree too). */
 async function onBoth(pair: readonly DatabaseHandle[], write: (db: Db) => Promise<unknown>) {

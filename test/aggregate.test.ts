@@ -14,6 +14,7 @@ import {
 } from '../db/schema';
 import { nextRunAt, scheduleDailyAggregate } from '../server/aggregate-schedule';
 import { createLogger } from '../server/logger';
+import { aggregateRows } from './support/aggregate';
 import { DRIVER, NOW, openTestDatabase } from './support/database';
 import { withDatabase } from './support/global-setup';
 
@@ -25,15 +26,6 @@ const YESTERDAY = addDays(TODAY, -1);
 const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (D-6)
 
 type Db = DatabaseHandle['db'];
-
-async function aggregateRows(db: Db) {
-  const stats = await db
-    .select()
-    .from(reviewStatsDaily)
-    .orderBy(asc(reviewStatsDaily.shopId), asc(reviewStatsDaily.day));
-  const sales = await db.select().from(salesDaily).orderBy(asc(salesDaily.shopId), asc(salesDaily.day));
-  return { stats, sales };
-}
 
 /**
  * The aggregate D-6 asks for, counted in JS from the reviews and snapshots, independently of the job's
