@@ -35,4 +35,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 STOPSIGNAL SIGTERM
 # What `npm start` execs (checked by test/deploy-recipe.test.ts), without npm in between.
-CMD ["node", "--expose-gc", "dist/server/main.js"]
+CMD ["node", "--expose-gc", "--liftoff-only", "dist/server/main.js"]
