@@ -218,9 +218,11 @@ export async function openEmbeddedDemo(options: {
   now: Date;
   cacheDir: string | null;
   /**
-   * A cluster loaded from the cache or started from the snapshot keeps its files on disk, in a directory
-   * of its own under this one (embeddedDataDir), removed when it is closed. One built from initdb stays in
-   * memory: initdb and the migrations rewrite its files many times over, slower on disk.
+   * A cluster loaded from the cache keeps its files on disk, in a directory of its own under this one
+   * (embeddedDataDir), removed when it is closed. One built here (from the snapshot or from initdb) keeps
+   * them in memory: the build creates and rewrites hundreds of files, and on a disk busy with other writes
+   * each file created waited on the journal (about a second of a first start); in memory it costs the
+   * cluster's size in RSS (about 20 MB) for that process only.
    */
   filesUnder?: string;
   /** Where the build's migrated cluster is (db/demo-snapshot.ts); `null`: start from initdb. */
@@ -241,13 +243,7 @@ export async function openEmbeddedDemo(options: {
   }
   const base = options.snapshotDir === null ? { miss: 'not asked for' } : await readSnapshot(options.snapshotDir);
   const snapshot = 'tarball' in base ? 'used' : base.miss;
-  // From the snapshot, the files go on disk as after a cache hit; from initdb they stay in memory (initdb
-  // writes through a second instance that has to be in memory).
-  const onDisk = 'tarball' in base && filesUnder ? await embeddedDataDir(filesUnder) : undefined;
-  const opened = await openDatabase(
-    'tarball' in base ? { loadDataDir: base.tarball, ...(onDisk && { dataDir: onDisk.dir }) } : {},
-  );
-  const database = onDisk ? { ...opened, close: () => opened.close().finally(onDisk.remove) } : opened;
+  const database = await openDatabase('tarball' in base ? { loadDataDir: base.tarball } : {});
   try {
     // A no-op on the snapshot (its key covers the migrations); the whole schema without one.
     await database.migrate();
