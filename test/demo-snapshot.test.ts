@@ -101,7 +101,7 @@ describe('demo snapshot', () => {
       expect(got.sequences).toEqual(reference.sequences);
       expect(reference.tables.reviews?.rows).toBeGreaterThan(1000);
       // After listening: the statistics of the index expressions.
-      const expressionStats = sql`SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'reviews_grams_idx'`;
+      const expressionStats = sql`SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'reviews_brand_grams_idx'`;
       expect(await started.database.rows(expressionStats)).toEqual([{ n: 0 }]);
       await started.complete();
       expect(await started.database.rows(expressionStats)).toEqual([{ n: 1 }]);
