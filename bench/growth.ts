@@ -182,6 +182,10 @@ function growthRow(result: Result): Row {
   const first = find('page 1, limit 100');
   const growth = result.growth;
   const size = (name: string) => growth?.relations.find((relation) => relation.name === name)?.bytes ?? Number.NaN;
+  // The short-keyword index, brand-scoped since migration 0012; results recorded before it name the old one.
+  const gramsIndex = Number.isNaN(size('reviews_brand_grams_idx'))
+    ? size('reviews_grams_idx')
+    : size('reviews_brand_grams_idx');
   return {
     reviews: whole(totalReviews(result)),
     'newest page @300': cell(find('reviews, newest page')),
@@ -194,7 +198,7 @@ function growthRow(result: Result): Row {
       ? `${whole(growth.fullBuildMs)} (${whole(growth.aggregateRows)}) / ${whole(growth.incrementalBuildMs)} (${whole(growth.writtenRows)})`
       : '–',
     'MiB: database / reviews / grams index / review_stats_daily': growth
-      ? [growth.databaseBytes, size('reviews'), size('reviews_grams_idx'), size('review_stats_daily')]
+      ? [growth.databaseBytes, size('reviews'), gramsIndex, size('review_stats_daily')]
           .map((bytes) => whole(bytes / MIB))
           .join(' / ')
       : '–',

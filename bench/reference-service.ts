@@ -27,7 +27,8 @@ const PATH = /^\/partner\/v1\/brands\/([A-Za-z0-9_.~-]+)\/reviews$/;
 
 /**
  * Which statement text a request runs: its filters, its page size, whether it skips rows, and for a keyword
- * whether it is short (one or two characters: the statement also looks it up by its grams, one more value).
+ * whether it is short (one or two characters: the statement also looks it up by the brand's grams of it, two
+ * more values).
  */
 export function statementShape(filters: readonly string[], limit: number, offset: boolean, keyword?: string): string {
   const keywordClass = keyword === undefined ? '' : [...keyword].length < 3 ? 'short' : 'long';
@@ -86,7 +87,7 @@ function serve(config: Config, databaseUrl: string, port: number) {
       if (platform) params.push(platform);
       if (keyword) {
         const pattern = likePattern(keyword);
-        if ([...keyword].length < 3) params.push(keyword);
+        if ([...keyword].length < 3) params.push(brandId, keyword);
         params.push(pattern, pattern, pattern);
       }
       if (page > 1) params.push((page - 1) * limit);

@@ -261,7 +261,7 @@ export async function openEmbeddedDemo(options: {
     const complete = async () => {
       await restore.searchIndexes();
       // ANALYZE without a column list adds the statistics of the index expressions, which the planner
-      // reads for keyword searches (partner_grams, partner_menus_text): it evaluates them on every row
+      // reads for keyword searches (partner_brand_grams, partner_menus_text): it evaluates them on every row
       // again, most of the cost of a full ANALYZE here. Plans may change with them; answers do not.
       await database.db.execute(sql`ANALYZE`);
       if (!cacheDir || !key) return;

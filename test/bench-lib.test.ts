@@ -64,7 +64,7 @@ describe('bench helpers', () => {
     );
     expect(statementShape([], 21, false)).not.toBe(statementShape([], 101, false));
     expect(statementShape([], 101, true)).not.toBe(statementShape([], 101, false));
-    // A short keyword's statement binds one more value than a long one's.
+    // A short keyword's statement binds two more values than a long one's (the brand and the keyword).
     expect(statementShape(['keyword'], 21, false, '짜요')).not.toBe(statementShape(['keyword'], 21, false, '맛있어'));
     expect(statementShape(['keyword'], 21, false, '맛있어')).toBe(statementShape(['keyword'], 21, false, 'crisp'));
   });

@@ -106,11 +106,11 @@ describe('demo snapshot', () => {
       expect(reference.indexes.filter(isSearchIndex).length).toBeGreaterThanOrEqual(3);
       expect(got.indexes).toEqual(reference.indexes.filter((index) => !isSearchIndex(index)));
       const keywordHits = sql`SELECT count(*)::int AS n FROM reviews
-        WHERE content ILIKE '%맛%' AND partner_grams(content, menus) @> partner_grams('맛', NULL)`;
+        WHERE content ILIKE '%맛%' AND partner_brand_grams(brand_id, content, menus) @> partner_brand_grams(brand_id, '맛', NULL)`;
       const [hitsBefore] = await started.database.rows<{ n: number }>(keywordHits);
       expect(hitsBefore?.n).toBeGreaterThan(0);
       // After listening: the indexes, then the statistics of their expressions.
-      const expressionStats = sql`SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'reviews_grams_idx'`;
+      const expressionStats = sql`SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'reviews_brand_grams_idx'`;
       expect(await started.database.rows(expressionStats)).toEqual([{ n: 0 }]);
       await started.complete();
       expect((await contents(started.database)).indexes).toEqual(reference.indexes);

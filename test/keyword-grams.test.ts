@@ -8,6 +8,8 @@ import { openTestDatabase } from './support/database';
 // characters is looked up by (db/queries/reviews/rules.ts): the distinct lower-cased characters and pairs of
 // neighbouring characters of the content and of each menu name, a pair never spanning two texts. An
 // element it leaves out is a review a search silently misses, so its output is held to the rule itself.
+// partner_brand_grams is what the index holds since a list reads one brand (D-8): the same grams, each
+// prefixed by the brand id and ':', so a short keyword's posting lists hold that brand's reviews only.
 
 let database: DatabaseHandle; // closed by the support module after the file
 beforeAll(async () => {
@@ -30,6 +32,22 @@ async function gramsOf(content: string | null, menus: (string | null)[] | null):
     sql`SELECT partner_grams(${content}::text, ${menusArray(menus)}) AS grams`,
   );
   return [...(row?.grams ?? [])].sort();
+}
+
+/** What the database returns for `partner_brand_grams(brand, content, menus)`, in its order. */
+async function brandGramsOf(brand: number, content: string | null, menus: (string | null)[] | null) {
+  const [row] = await database.rows<{ grams: string[] }>(
+    sql`SELECT partner_brand_grams(${brand}::integer, ${content}::text, ${menusArray(menus)}) AS grams`,
+  );
+  return row?.grams;
+}
+
+/** partner_grams(content, menus) in its own order, each element prefixed by `brand:`. */
+async function prefixedGrams(brand: number, content: string | null, menus: (string | null)[] | null) {
+  const [row] = await database.rows<{ grams: string[] }>(
+    sql`SELECT partner_grams(${content}::text, ${menusArray(menus)}) AS grams`,
+  );
+  return row?.grams.map((gram) => `${brand}:${gram}`);
 }
 
 /** The rule: characters are code points, lower-cased by the database's own lower(). */
@@ -83,6 +101,56 @@ describe('keyword grams: the characters and neighbouring pairs a short keyword i
         await gramsOf(content, menus),
         `partner_grams(${JSON.stringify(content)}, ${JSON.stringify(menus)})`,
       ).toEqual(await expectedGrams(content, menus));
+    }
+  });
+});
+
+describe("brand keyword grams: partner_grams, each prefixed by the review's brand", () => {
+  it.each<[string, number, string | null, (string | null)[] | null]>([
+    ['Korean text and menus', 1, '바삭한 치킨', ['후라이드', '반반 치킨']],
+    ['a brand id of several digits', 123_456, 'AbC', null],
+    ['grams holding the separator and digits', 7, '1:2 :x', ['3:']],
+    ['no content: the menus alone', 2, null, ['치즈볼']],
+    ['a missing menu name is skipped', 3, '콜라', [null, '사이다']],
+  ])('%s', async (_rule, brand, content, menus) => {
+    const grams = await brandGramsOf(brand, content, menus);
+    expect(grams).toEqual(await prefixedGrams(brand, content, menus));
+    expect(grams?.length).toBeGreaterThan(0);
+  });
+
+  it('no text: an empty array, as partner_grams gives, never NULL', async () => {
+    expect(await brandGramsOf(5, null, null)).toEqual([]);
+    expect(await brandGramsOf(5, '', [''])).toEqual([]);
+  });
+
+  it("no two brands share an element, even when one brand's text starts like another's id", async () => {
+    // Brand 1's gram "2:" and brand 12's ":" would both read "12::" under a separator the id could hold.
+    const one = await brandGramsOf(1, '2:x', ['2', ':']);
+    const twelve = await brandGramsOf(12, ':x', ['2:']);
+    expect(one?.filter((element) => twelve?.includes(element))).toEqual([]);
+  });
+
+  it("a short keyword's brand grams are contained in its own brand's reviews only", async () => {
+    const [row] = await database.rows<{ own: boolean; other: boolean; absent: boolean }>(sql`
+      SELECT partner_brand_grams(4, '너무 짜요', NULL) @> partner_brand_grams(4, '짜요', NULL) AS own,
+             partner_brand_grams(4, '너무 짜요', NULL) @> partner_brand_grams(5, '짜요', NULL) AS other,
+             partner_brand_grams(4, '너무 짜다', NULL) @> partner_brand_grams(4, '짜요', NULL) AS absent`);
+    expect(row).toEqual({ own: true, other: false, absent: false });
+  });
+
+  it('holds on random texts and brand ids', async () => {
+    const alphabet = [...'가나다치킨맛AaZz09 :%_😀'];
+    const random = createRandom(20_261_126);
+    const text = () =>
+      Array.from({ length: random.int(0, 16) }, () => alphabet[random.int(0, alphabet.length - 1)]).join('');
+    for (let sample = 0; sample < 30; sample++) {
+      const brand = random.int(1, 100_000);
+      const content = text();
+      const menus = Array.from({ length: random.int(0, 3) }, text);
+      expect(
+        await brandGramsOf(brand, content, menus),
+        `partner_brand_grams(${brand}, ${JSON.stringify(content)}, ${JSON.stringify(menus)})`,
+      ).toEqual(await prefixedGrams(brand, content, menus));
     }
   });
 });

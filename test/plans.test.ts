@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQLWrapper, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
@@ -22,6 +22,17 @@ async function chickenHouse(db = database.db) {
   const brand = [...(await loadBrandScopes(db)).values()].find((scope) => scope.brandCode === 'chicken-house');
   if (!brand) throw new Error('demo brand missing');
   return brand;
+}
+
+/** EXPLAIN of `query` in a transaction with each of `off` (planner settings) turned off. */
+async function explain(query: SQLWrapper, off: string[]): Promise<string> {
+  return database.db.transaction(async (tx) => {
+    for (const setting of off) await tx.execute(sql`SELECT set_config(${setting}, 'off', true)`);
+    const result = (await tx.execute(sql`EXPLAIN ${query}`)) as unknown as
+      | { 'QUERY PLAN': string }[]
+      | { rows: { 'QUERY PLAN': string }[] };
+    return (Array.isArray(result) ? result : result.rows).map((row) => row['QUERY PLAN']).join('\n');
+  });
 }
 
 describe('list statements', () => {
@@ -74,6 +85,23 @@ describe('list statements', () => {
       }
     },
   );
+
+  it("look a short keyword up in the read brand's grams index (migration 0012)", async () => {
+    // With the statistics of the index expressions (as the embedded start takes them) and the ordered
+    // index scans priced out, the plan left finds the keyword's reviews by an index. The grams index serves
+    // it only if the statement's expression is the index's, and it is read for the brand's grams alone:
+    // one posting list per brand and gram, whatever the other brands hold.
+    await database.db.execute(sql`ANALYZE reviews`);
+    const brand = await chickenHouse();
+    for (const keyword of ['짜요', '맛', 'Zq']) {
+      const query = reviewListQuery(database.db, brand, { keyword }, { limit: 21, offset: 0 });
+      const plan = await explain(query, ['enable_indexscan', 'enable_indexonlyscan', 'enable_seqscan']);
+      expect(plan, keyword).toContain('Bitmap Index Scan on reviews_brand_grams_idx');
+      const grams = [...new Set([...keyword.toLowerCase(), keyword.toLowerCase()])];
+      const cond = /Index Cond: \(partner_brand_grams\(brand_id, content, menus\) @> '\{([^}]*)\}'/.exec(plan);
+      expect(cond?.[1]?.split(',').sort(), keyword).toEqual(grams.map((gram) => `${brand.id}:${gram}`).sort());
+    }
+  });
 
   it('read sales by week in week order from the index on mondayOfDay (migration 0008)', async () => {
     // With sequential scans and sorts priced out, the plan left reads that index; it can only if the

@@ -202,7 +202,7 @@ describe('keyword (partner guide § List reviews of a brand, D-8)', () => {
     ['\\', [5]],
     ['치킨\n마라', []], // a match may not span two menu names
     ['없는말', []],
-    // one and two characters: found through the character-pair index (migration 0005), same rules
+    // one and two characters: found through the brand's character-pair index (migrations 0005, 0012), same rules
     ['cR', [0, 3]],
     ['C', [0, 3]],
     ['라', [1, 5]], // only in menu names
@@ -211,6 +211,26 @@ describe('keyword (partner guide § List reviews of a brand, D-8)', () => {
     ['뷁', []],
   ])('%j → %j', async (keyword, expected) => {
     expect(await returned({ keyword })).toEqual(expected);
+  });
+
+  it("finds a keyword of any length in the read brand's reviews only, the same text in another brand's aside", async () => {
+    const other = await createBrandWithReviews(database.db, {
+      critical: [1, 2],
+      platforms: ['BAEMIN'],
+      reviews: [{ shop: 0, writtenAt: at('2026-01-10', '06:00:00'), content: 'Crispy 치킨', menus: ['마라치킨'] }],
+    });
+    const otherReturned = async (keyword: string) => {
+      const { data } = await api.reviews.list({ brand_code: other.brandCode, limit: 100, keyword });
+      return data.items.map((review) => other.reviewCodes.indexOf(review.review_id));
+    };
+    for (const [keyword, own] of [
+      ['cR', [0, 3]],
+      ['라', [1, 5]],
+      ['crispy', [0, 3]],
+    ] as const) {
+      expect(await returned({ keyword }), keyword).toEqual(own);
+      expect(await otherReturned(keyword), keyword).toEqual([0]);
+    }
   });
 
   it('combines with the other filters', async () => {

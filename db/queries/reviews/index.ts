@@ -173,7 +173,7 @@ function filterConditions(filters: ReviewFilters, bound: Bindings): SQL[] {
     bound.handled === undefined ? undefined : eq(reviews.isHandled, bound.handled),
     filters.keyword === undefined || bound.keyword === undefined || bound.pattern === undefined
       ? undefined
-      : matchesKeyword(filters.keyword, { keyword: bound.keyword, pattern: bound.pattern }),
+      : matchesKeyword(filters.keyword, { brand: bound.brand, keyword: bound.keyword, pattern: bound.pattern }),
   ];
   return conditions.filter((condition): condition is SQL => condition !== undefined);
 }

@@ -54,17 +54,21 @@ export function likePattern(keyword: string): string {
 /**
  * keyword (D-8): a case-insensitive substring of the content or of any one menu name. The
  * menu text expression is the trigram-indexed one (migration 0001); the EXISTS keeps a match from
- * spanning two menu names. A keyword of one or two characters has no trigram: for it, the reviews holding
- * each of its lower-cased characters and pairs are found first in the index of migration 0005 (the same
- * function on both sides, so the same lower()); the ILIKE stays as the exact rule.
+ * spanning two menu names. A keyword of one or two characters has no trigram: for it, the brand's reviews
+ * holding each of its lower-cased characters and pairs are found first in the brand-scoped index of
+ * migration 0012 (the same function on both sides, so the same lower(), and the read brand bound on the
+ * keyword's side); the ILIKE stays as the exact rule.
  */
 export function matchesKeyword(
   keyword: string,
-  /** What the statement binds: the keyword and its pattern, or placeholders for them (a prepared statement). */
-  bound: { keyword: string | SQLWrapper; pattern: string | SQLWrapper } = { keyword, pattern: likePattern(keyword) },
+  /**
+   * What the statement binds: the brand read, the keyword and its pattern, or placeholders for them (a
+   * prepared statement). The brand must be the one the statement reads (its `brand_id` condition).
+   */
+  bound: { brand: BrandScope['id'] | SQLWrapper; keyword: string | SQLWrapper; pattern: string | SQLWrapper },
 ): SQL<boolean> {
   const { pattern } = bound;
   const exact = sql<boolean>`(${reviews.content} ILIKE ${pattern} OR (partner_menus_text(${reviews.menus}) ILIKE ${pattern} AND EXISTS (SELECT 1 FROM unnest(${reviews.menus}) AS menu(name) WHERE menu.name ILIKE ${pattern})))`;
   if ([...keyword].length >= 3) return exact;
-  return sql<boolean>`(partner_grams(${reviews.content}, ${reviews.menus}) @> partner_grams(${bound.keyword}, NULL) AND ${exact})`;
+  return sql<boolean>`(partner_brand_grams(${reviews.brandId}, ${reviews.content}, ${reviews.menus}) @> partner_brand_grams(${bound.brand}, ${bound.keyword}, NULL) AND ${exact})`;
 }
