@@ -1,12 +1,6 @@
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
 import { cancellablePglite } from './pglite-turns';
 import { PoolGate, type PoolStats } from './pool-gate';
 import { requestStatements } from './postgres-statements';
@@ -100,8 +94,15 @@ export type OpenOptions =
       dataDir?: string;
     };
 
+// Each driver and its drizzle adapter are loaded when a database of that kind is opened: a process uses
+// one of the two, and loading the other was part of every start.
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
   if (options.url) {
+    const [{ default: postgres }, { drizzle: drizzlePostgres }, { migrate: migratePostgres }] = await Promise.all([
+      import('postgres'),
+      import('drizzle-orm/postgres-js'),
+      import('drizzle-orm/postgres-js/migrator'),
+    ]);
     const settings = {
       onnotice: () => {},
       // Seconds; postgres.js waits 30 s by default, longer than a request may take (D-20).
@@ -147,6 +148,12 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       },
     };
   }
+  const [{ PGlite }, { pg_trgm }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('drizzle-orm/pglite'),
+    import('drizzle-orm/pglite/migrator'),
+  ]);
   const dump = 'loadDataDir' in options ? options.loadDataDir : undefined;
   const client = new PGlite({
     dataDir: 'dataDir' in options ? options.dataDir : undefined,

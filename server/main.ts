@@ -101,7 +101,7 @@ async function main() {
   // D-22: metrics on their own listener, only when METRICS_PORT is set.
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   if (config.METRICS_PORT !== undefined) {
-    const registered = enableMetrics();
+    const registered = await enableMetrics();
     // The pool's figures come from the handle when its driver reports them (postgres.js).
     registered.observeDatabase(database);
     registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });

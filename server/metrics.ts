@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { PoolStats } from '../db/pool-gate';
 import type { Logger } from './logger';
 
@@ -8,7 +8,8 @@ import type { Logger } from './logger';
  * unless METRICS_PORT is set: until enableMetrics() every hook is one `undefined` check. Labels have
  * bounded cardinality only: the operation (a procedure name or a fixed route label), the status, a
  * decision or an outcome; never a path, a key, a partner or an address. The README's operations section
- * lists every series.
+ * lists every series. prom-client itself is loaded by enableMetrics(): a process without METRICS_PORT never
+ * loads it (with what it loads, a noticeable part of a start).
  */
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -33,12 +34,13 @@ export function metrics(): Metrics | undefined {
 }
 
 /** Turns the metrics on (once per process; later calls return the same). */
-export function enableMetrics(): Metrics {
-  current ??= createMetrics();
+export async function enableMetrics(): Promise<Metrics> {
+  const prom = await import('prom-client');
+  current ??= createMetrics(prom);
   return current;
 }
 
-function createMetrics() {
+function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Registry }: typeof import('prom-client')) {
   const registry = new Registry();
   const registers = [registry];
   const sources: Sources = {};

@@ -224,7 +224,7 @@ describe('the metrics listener (D-22)', () => {
   const scrape = async () => (await fetch(`${metricsBase}/metrics`)).text();
 
   beforeAll(async () => {
-    const registered = enableMetrics();
+    const registered = await enableMetrics();
     registered.observeDatabase({ poolStats: () => ({ size: 4, inUse: 3, waiting: 2 }) });
     registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });
     metricsServer = await startMetricsServer(registered.registry, { port: 0, host: '127.0.0.1', log: silentLogger });
@@ -271,7 +271,7 @@ describe('the metrics listener (D-22)', () => {
     expect(text).not.toMatch(/operation="\/|wp-admin/);
 
     // A driver without pool figures (PGlite) has no pool series rather than zeros.
-    enableMetrics().observeDatabase({});
+    (await enableMetrics()).observeDatabase({});
     expect(await scrape()).not.toContain('partner_api_db_pool');
 
     expect((await server.request('/metrics')).status).toBe(404);
