@@ -7,10 +7,14 @@ import { build, type Plugin } from 'esbuild';
 // `npm run build` (also run by `npm ci` through `prepare`): the server and its CLIs as plain JavaScript in
 // dist/, one output file per source file, so the layout (and every path a module resolves from its own
 // directory: db/migrations, docs/partner-guide.md) stays as in the source tree (D-24). Installed packages
-// are loaded from node_modules at run time, as a production install provides them, except drizzle-orm:
-// its few hundred ES modules are bundled once into dist/vendor, because Node 24 parses the package's whole
-// `exports` map (179 KB) each time it resolves one of them, which doubles the time and memory of loading
-// the server (BENCHMARKS.md).
+// are loaded from node_modules at run time, as a production install provides them, except the ones every
+// start loads (drizzle-orm, zod, @trpc/server, trpc-to-openapi, express): each is bundled once, with what it
+// imports, into dist/vendor, sharing chunks, so one copy of zod serves our schemas and trpc-to-openapi.
+// Loading them as hundreds of files cost a start about as much again: Node 24 parses drizzle-orm's whole
+// `exports` map (179 KB) each time it resolves one of its modules, and express and trpc-to-openapi pull
+// in about 200 small CommonJS and ES modules (BENCHMARKS.md). Packages loaded only when configured (the
+// PostgreSQL driver, Redis, OpenTelemetry, prom-client) or with assets of their own (PGlite, Swagger UI)
+// stay in node_modules.
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'dist');
@@ -19,7 +23,7 @@ export const SOURCE_DIRS = ['server', 'db', 'routers'];
 /** Files read at run time, copied beside the compiled modules that read them. */
 export const ASSETS = ['db/migrations', 'docs/partner-guide.md', 'sdk/README.md'];
 /** Packages bundled into dist/vendor, one entry per subpath the source imports, sharing chunks. */
-const VENDORED = /^drizzle-orm(\/|$)/;
+const VENDORED = /^(drizzle-orm|zod|@trpc\/server|trpc-to-openapi|express)(\/|$)/;
 
 async function sources(dir: string): Promise<string[]> {
   const entries = await readdir(path.join(ROOT, dir), { recursive: true, withFileTypes: true });
@@ -74,6 +78,12 @@ async function main() {
   await build({ ...common, entryPoints, outdir: OUT, outbase: ROOT, plugins: [vendored(used), relativeImportsAsJs] });
   await build({
     ...common,
+    // Their own imports are bundled too (one instance of each shared package); CommonJS among them calls
+    // require() for Node's built-in modules, which an ES module gets from createRequire.
+    packages: undefined,
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
     entryPoints: [...used].map((specifier) => ({ in: fileURLToPath(import.meta.resolve(specifier)), out: specifier })),
     outdir: path.join(OUT, 'vendor'),
     splitting: true,
