@@ -221,8 +221,8 @@ export async function openEmbeddedDemo(options: {
    * A cluster loaded from the cache keeps its files on disk, in a directory of its own under this one
    * (embeddedDataDir), removed when it is closed. One built here (from the snapshot or from initdb) keeps
    * them in memory: the build creates and rewrites hundreds of files, and on a disk busy with other writes
-   * each file created waited on the journal (about a second of a first start); in memory it costs the
-   * cluster's size in RSS (about 20 MB) for that process only.
+   * each file created waits on the journal; in memory it costs the cluster's size in RSS, for that process
+   * only (BENCHMARKS.md § Embedded default: first start).
    */
   filesUnder?: string;
   /** Where the build's migrated cluster is (db/demo-snapshot.ts); `null`: start from initdb. */
