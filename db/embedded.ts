@@ -178,7 +178,7 @@ const BULK_TABLES = [reviews, salesSnapshots];
  * each is checked once over the whole table, so the seed is held to them as before. (Adding one back costs
  * more than the checks of a small table's few rows, so the other tables keep theirs.) The GIN indexes of
  * keyword search: kept up to date row by row they cost more than the rest of the seed, and one sorted build
- * costs about as much as the seed again, mostly evaluating `partner_grams` on every review. No answer
+ * costs about as much as the seed again, mostly evaluating `partner_brand_grams` on every review. No answer
  * depends on an index, so they are built in `complete()`, once the server is quiet, not before the first
  * answer; until then a keyword search reads the brand's rows (a few thousand) with the same rule.
  */

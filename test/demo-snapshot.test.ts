@@ -7,6 +7,8 @@ import { buildDailyAggregate } from '../db/aggregate';
 import { type DatabaseHandle, MIGRATIONS_FOLDER, openDatabase } from '../db/client';
 import { readSnapshot, snapshotKey, writeSnapshot } from '../db/demo-snapshot';
 import { openEmbeddedDemo } from '../db/embedded';
+import { likePattern, matchesKeyword } from '../db/queries/reviews/rules';
+import { reviews } from '../db/schema';
 import { seedDemo } from '../db/seed/demo';
 
 // The embedded default starts from a migrated, empty cluster made at build time (db/demo-snapshot.ts).
@@ -105,8 +107,9 @@ describe('demo snapshot', () => {
       const isSearchIndex = (index: { definition: string }) => index.definition.includes(' USING gin ');
       expect(reference.indexes.filter(isSearchIndex).length).toBeGreaterThanOrEqual(3);
       expect(got.indexes).toEqual(reference.indexes.filter((index) => !isSearchIndex(index)));
-      const keywordHits = sql`SELECT count(*)::int AS n FROM reviews
-        WHERE content ILIKE '%맛%' AND partner_brand_grams(brand_id, content, menus) @> partner_brand_grams(brand_id, '맛', NULL)`;
+      // The list's own keyword rule, each review against its own brand's grams.
+      const keywordHits = sql`SELECT count(*)::int AS n FROM ${reviews}
+        WHERE ${matchesKeyword('맛', { brand: reviews.brandId, keyword: '맛', pattern: likePattern('맛') })}`;
       const [hitsBefore] = await started.database.rows<{ n: number }>(keywordHits);
       expect(hitsBefore?.n).toBeGreaterThan(0);
       // After listening: the indexes, then the statistics of their expressions.
