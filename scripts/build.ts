@@ -3,6 +3,7 @@ import { cp, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { trpcObjectSpread } from './workarounds/trpc-object-spread';
 
 // `npm run build` (also run by `npm ci` through `prepare`): the server and its CLIs as plain JavaScript in
 // dist/, one output file per source file, so the layout (and every path a module resolves from its own
@@ -86,6 +87,7 @@ async function main() {
     },
     entryPoints: [...used].map((specifier) => ({ in: fileURLToPath(import.meta.resolve(specifier)), out: specifier })),
     outdir: path.join(OUT, 'vendor'),
+    plugins: [trpcObjectSpread()],
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
   });
