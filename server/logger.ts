@@ -15,9 +15,42 @@ export type Logger = {
   error(msg: string, fields?: Record<string, unknown>): void;
 };
 
+/** Lines wait for this many bytes, or for LOG_FLUSH_MS, before they are written to stdout. */
+const LOG_BATCH_BYTES = 4096;
+const LOG_FLUSH_MS = 100;
+
+let stdout: ReturnType<typeof pino.destination> | undefined;
+
 /**
- * A logger at `level`. Lines go to stdout (pino's synchronous destination, so the last lines before an
- * exit are not lost), or to `write`, called once a line with the line and its newline (tests).
+ * stdout, shared by every logger of the process, written in batches (D-22): one write for many access
+ * lines instead of a system call per request. A batch is written when it holds LOG_BATCH_BYTES or is
+ * LOG_FLUSH_MS old, synchronously (pino's synchronous destination), and whatever is left is written when
+ * the process exits, however it exits short of being killed outright.
+ */
+function batchedStdout() {
+  if (stdout) return stdout;
+  const destination = pino.destination({
+    sync: true,
+    minLength: LOG_BATCH_BYTES,
+    periodicFlush: LOG_FLUSH_MS,
+  });
+  process.on('exit', flushLogs);
+  stdout = destination;
+  return destination;
+}
+
+/** Writes the lines still waiting for their batch now: the start's lines, before the banner that follows them. */
+export function flushLogs(): void {
+  try {
+    stdout?.flushSync();
+  } catch {
+    // A closed stdout (EPIPE) takes the lines with it.
+  }
+}
+
+/**
+ * A logger at `level`. Lines go to stdout (batchedStdout), or to `write`, called once a line with the
+ * line and its newline (tests).
  */
 export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
   const logger = pino(
@@ -29,7 +62,7 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
       formatters: { level: (label) => ({ level: label }) },
       serializers: { error: boundedError, err: boundedError },
     },
-    write ? { write } : pino.destination({ sync: true }),
+    write ? { write } : level === 'silent' ? { write: () => {} } : batchedStdout(),
   );
   const at = (method: 'debug' | 'info' | 'warn' | 'error') => {
     const emit = logger[method].bind(logger);

@@ -9,7 +9,7 @@ import { scheduleDailyAggregate } from './aggregate-schedule';
 import { createApp } from './app';
 import { ConfigError, parseConfig } from './config';
 import { connectionLimits, createHttpServer } from './http-server';
-import { createLogger } from './logger';
+import { createLogger, flushLogs } from './logger';
 import { enableMetrics, startMetricsServer } from './metrics';
 import { policies } from './ratelimit/limiter';
 import { createServices } from './services';
@@ -136,6 +136,7 @@ async function main() {
     tracing: traced ? 'otlp' : undefined,
     startupMs: Date.now() - started,
   });
+  flushLogs();
 
   if (database.driver === 'pglite') {
     process.stdout.write(

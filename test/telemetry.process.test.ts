@@ -74,11 +74,10 @@ describe(`the server process with metrics and tracing on (${DRIVER})`, () => {
         expect(metrics).toMatch(/^partner_api_db_pool_waiting \d+$/m);
       } else expect(metrics).not.toContain('partner_api_db_pool');
 
-      expect(lines.find((line) => line.msg === 'request' && line.operation === 'shops.list')).toMatchObject({
-        traceId,
-        status: 200,
-        partnerId: expect.any(Number),
-      });
+      // Access lines are written in batches, each within a fraction of a second (server/logger.ts).
+      await expect
+        .poll(() => lines.find((line) => line.msg === 'request' && line.operation === 'shops.list'), { timeout: 2_000 })
+        .toMatchObject({ traceId, status: 200, partnerId: expect.any(Number) });
 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

@@ -1,0 +1,44 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+// The log goes to stdout in batches (server/logger.ts): a line waits for its batch, never for the process
+// to end, and what is still waiting when the process exits is written then.
+
+/** A process that logs `first`, waits for a line on stdin, then logs a burst and `last` and exits. */
+const script = `
+import { createLogger } from './server/logger.ts';
+const log = createLogger('info');
+log.info('first');
+process.stdin.once('data', () => {
+  for (let i = 0; i < 200; i++) log.info('burst', { i });
+  log.info('last');
+  process.exit(0);
+});`;
+
+describe('the log on stdout', () => {
+  it('writes a line while the process idles, and every line still waiting when it exits', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const messages = () =>
+      out
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; i?: number });
+    try {
+      await expect.poll(() => messages().map((line) => line.msg), { timeout: 10_000 }).toEqual(['first']);
+      child.stdin.write('go\n');
+      expect(await exited).toBe(0);
+      const lines = messages();
+      expect(lines.map((line) => line.msg)).toEqual(['first', ...Array(200).fill('burst'), 'last']);
+      expect(lines.filter((line) => line.msg === 'burst').map((line) => line.i)).toEqual([...Array(200).keys()]);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
