@@ -129,7 +129,7 @@ export async function measureGrowth(database: DatabaseHandle, now: Date): Promis
     fullBuildMs,
     incrementalBuildMs,
     writtenRows: incremental.writtenRows,
-    aggregateRows: full.reviewRows + full.salesRows,
+    aggregateRows: (full.reviewRows ?? 0) + (full.salesRows ?? 0),
     databaseBytes: Number(size?.bytes),
     relations: relations.map((relation) => ({ name: relation.name, bytes: Number(relation.bytes) })),
   };

@@ -80,7 +80,9 @@ async function main() {
     const aggregate = await buildDailyAggregate(database.db, { now });
     await database.db.execute(sql`ANALYZE`);
     const seconds = ((Date.now() - building) / 1000).toFixed(1);
-    process.stdout.write(`daily aggregate: ${aggregate.reviewRows} + ${aggregate.salesRows} rows in ${seconds} s\n\n`);
+    process.stdout.write(
+      `daily aggregate (${aggregate.kind}): ${aggregate.writtenRows} rows written in ${seconds} s\n\n`,
+    );
 
     const services = createServices(
       parseConfig({ RATE_LIMIT_PER_MINUTE: '1000000' }),

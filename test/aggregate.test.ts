@@ -144,8 +144,8 @@ describe('the rows of a run (D-6)', () => {
         throughDay: YESTERDAY,
         kind: run === 0 ? 'full' : 'incremental',
         writtenRows: run === 0 ? before.stats.length + before.sales.length : 0,
-        reviewRows: before.stats.length,
-        salesRows: before.sales.length,
+        // Counted by a full build only (D-6: an incremental build's time follows the days changed).
+        ...(run === 0 && { reviewRows: before.stats.length, salesRows: before.sales.length }),
       });
       expect(await aggregateRows(database.db)).toEqual(before);
     }

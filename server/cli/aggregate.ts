@@ -12,8 +12,9 @@ runCli(async () => {
     const started = Date.now();
     const result = await buildDailyAggregate(database.db, { now: new Date(), full: values.full });
     process.stdout.write(
-      `aggregate built (${result.kind}) through ${result.throughDay}: ${result.writtenRows} rows written, ` +
-        `${result.reviewRows} review-stats rows, ${result.salesRows} sales rows in ${Date.now() - started} ms\n`,
+      `aggregate built (${result.kind}) through ${result.throughDay}: ${result.writtenRows} rows written` +
+        (result.kind === 'full' ? ` (${result.reviewRows} review-stats rows, ${result.salesRows} sales rows)` : '') +
+        ` in ${Date.now() - started} ms\n`,
     );
   } finally {
     await database.close();
