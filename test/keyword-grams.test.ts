@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db/client';
-import { createRandom } from '../db/seed/random';
+import { createRandom, type Random } from '../db/seed/random';
 import { openTestDatabase } from './support/database';
 
 // partner_grams (db/migrations) is what the short-keyword index holds and what a keyword of one or two
@@ -50,6 +50,15 @@ async function prefixedGrams(brand: number, content: string | null, menus: (stri
   return row?.grams.map((gram) => `${brand}:${gram}`);
 }
 
+/** A review's texts drawn from `alphabet`: content and up to three menu names, each at most `longest` long. */
+function randomReview(random: Random, alphabet: string, longest: number) {
+  const characters = [...alphabet];
+  const text = () =>
+    Array.from({ length: random.int(0, longest) }, () => characters[random.int(0, characters.length - 1)]).join('');
+  const content = text();
+  return { content, menus: Array.from({ length: random.int(0, 3) }, text) };
+}
+
 /** The rule: characters are code points, lower-cased by the database's own lower(). */
 async function expectedGrams(content: string | null, menus: (string | null)[] | null): Promise<string[]> {
   const grams = new Set<string>();
@@ -90,13 +99,9 @@ describe('keyword grams: the characters and neighbouring pairs a short keyword i
   });
 
   it('holds on random texts of Korean, ASCII of both cases, digits, spaces and emoji', async () => {
-    const alphabet = [...'가나다라마바사치킨맛있AaBbZz09 !%_😀🍗'];
     const random = createRandom(20_261_125);
-    const text = () =>
-      Array.from({ length: random.int(0, 24) }, () => alphabet[random.int(0, alphabet.length - 1)]).join('');
     for (let sample = 0; sample < 60; sample++) {
-      const content = text();
-      const menus = Array.from({ length: random.int(0, 3) }, text);
+      const { content, menus } = randomReview(random, '가나다라마바사치킨맛있AaBbZz09 !%_😀🍗', 24);
       expect(
         await gramsOf(content, menus),
         `partner_grams(${JSON.stringify(content)}, ${JSON.stringify(menus)})`,
@@ -139,14 +144,10 @@ describe("brand keyword grams: partner_grams, each prefixed by the review's bran
   });
 
   it('holds on random texts and brand ids', async () => {
-    const alphabet = [...'가나다치킨맛AaZz09 :%_😀'];
     const random = createRandom(20_261_126);
-    const text = () =>
-      Array.from({ length: random.int(0, 16) }, () => alphabet[random.int(0, alphabet.length - 1)]).join('');
     for (let sample = 0; sample < 30; sample++) {
       const brand = random.int(1, 100_000);
-      const content = text();
-      const menus = Array.from({ length: random.int(0, 3) }, text);
+      const { content, menus } = randomReview(random, '가나다치킨맛AaZz09 :%_😀', 16);
       expect(
         await brandGramsOf(brand, content, menus),
         `partner_brand_grams(${brand}, ${JSON.stringify(content)}, ${JSON.stringify(menus)})`,

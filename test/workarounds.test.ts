@@ -109,7 +109,8 @@ describe("tRPC's object spread helper, swapped in the vendored bundle", () => {
       plugins: [trpcObjectSpread()],
     });
     const output = result.outputFiles[0]?.text ?? '';
+    // One copy of the helper in the bundle, and it is the replacement (absent without the plugin).
+    expect(output.match(/function _objectSpread2\(/g)).toHaveLength(1);
     expect(output).toContain('Object.assign(e, t)');
-    expect(output).not.toContain('_defineProperty(e, r, t[r]);\n\t\t}) : Object.getOwnPropertyDescriptors');
   });
 });

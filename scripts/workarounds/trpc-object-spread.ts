@@ -6,8 +6,8 @@ import type { Plugin } from 'esbuild';
  * runtime, which copies every property with its own `in` check and assignment or `Object.defineProperty`.
  * tRPC spreads a call's whole context at each level of its middleware chain (`{ ...opts.ctx,
  * ...next.ctx }`) and the call's options around each middleware, so this helper is paid several times per
- * call, property by property: about a fifth of the server's CPU for GET /brands, an answer from memory
- * (BENCHMARKS.md § Round 7).
+ * call, property by property: a large share of the server's CPU for GET /brands, an answer from memory,
+ * in a profile (BENCHMARKS.md § Round 7 has what the swap bought).
  *
  * Workaround: the bundle in dist/vendor (scripts/build.ts) gets the same helper with `Object.assign` for a
  * spread source, which V8 copies in one step. It gives the same object: the helper's own per-key branch
