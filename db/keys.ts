@@ -1,11 +1,12 @@
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 
 // D-4: keys are stored as SHA-256 (hex) plus a short display prefix; the plain key is shown once at issue.
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+/** Once a call: the one-shot digest, without a Hash object to build and drop each time. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** What lists and logs may show of a key: enough to tell keys apart, useless to call with. */
