@@ -197,6 +197,27 @@ describe('the error line (D-22)', () => {
     expect(text).toMatch(/"statement":"select/i);
   });
 
+  it('stamps each line with the time it was written, to the millisecond (ISO 8601, UTC)', () => {
+    const own: string[] = [];
+    const log = createLogger('info', (line) => own.push(line));
+    const times: [number, number][] = [];
+    for (let i = 0; i < 5; i++) {
+      const before = Date.now();
+      log.info('tick');
+      const after = Date.now();
+      times.push([before, after]);
+      // The next line is written in a later millisecond: a time kept from this one would be stale.
+      while (Date.now() === after) {}
+    }
+    own.forEach((line, at) => {
+      const { time } = JSON.parse(line) as { time: string };
+      expect(time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      const [before, after] = times[at] as [number, number];
+      expect(Date.parse(time)).toBeGreaterThanOrEqual(before);
+      expect(Date.parse(time)).toBeLessThanOrEqual(after);
+    });
+  });
+
   it('caps any error: long messages, deep causes and long stacks', () => {
     let error: Error = new Error('x'.repeat(20_000));
     for (let depth = 0; depth < 20; depth++) error = new Error(`level ${depth} ${'y'.repeat(5_000)}`, { cause: error });
