@@ -14,6 +14,8 @@ import { type HttpSpan, tracing } from './tracing';
 export type AccessRecord = {
   requestId: string;
   traceId: string;
+  /** The client's address (express's req.ip: X-Forwarded-For behind trusted proxies), worked out once. */
+  client: string | undefined;
   /** The procedure (`reviews.list`), `trpc.batch`, or a route label (routeLabel): bounded cardinality. */
   operation: string | undefined;
   partnerId: number | undefined;
@@ -52,6 +54,7 @@ export function requestIdAndAccessLog(log: Logger) {
     const access: AccessRecord = {
       requestId,
       traceId: span?.traceId ?? parent?.traceId ?? newTraceId(),
+      client: req.ip ?? req.socket.remoteAddress,
       operation: undefined,
       partnerId: undefined,
       keyPrefix: undefined,
@@ -94,7 +97,7 @@ function onClose(this: Response) {
     durationMs: Math.round(seconds * 1e6) / 1e3,
     // What this response put on the wire, headers included (the socket's count; the connection may carry more).
     bytes: req.socket.bytesWritten - bytesBefore,
-    client: req.ip ?? req.socket.remoteAddress,
+    client: access.client,
     partnerId: access.partnerId,
     keyPrefix: access.keyPrefix,
     // D-12: a refused or failed request's code and its reason (the parameter and its rule), never a value.

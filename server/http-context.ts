@@ -9,14 +9,16 @@ export type HttpContextFactory = ((req: Request, res: Response) => RequestContex
 };
 
 export function httpContextFactory(services: Services): HttpContextFactory {
-  const factory = (req: Request, res: Response) =>
-    createRequestContext(services, {
+  const factory = (req: Request, res: Response) => {
+    const access = res.locals.access as AccessRecord | undefined;
+    return createRequestContext(services, {
       apiKey: req.get('x-partner-api-key'),
-      clientAddress: req.ip ?? req.socket.remoteAddress ?? 'unknown',
+      clientAddress: access?.client ?? req.ip ?? req.socket.remoteAddress ?? 'unknown',
       requestId: String(res.locals.requestId),
       signal: res.locals.signal as AbortSignal | undefined,
-      access: res.locals.access as AccessRecord | undefined,
+      access,
     });
+  };
   // D-12, D-22: the log of a failed request carries its request id and the real cause; the response
   // never does. A refusal's code and reason go on the request's access line; an internal error also gets
   // one bounded error line (server/log-errors.ts), without the path (it holds partner codes). A batch
