@@ -1,14 +1,14 @@
-import { TRPCError } from '@trpc/server';
+import { callTRPCProcedure, TRPCError } from '@trpc/server';
 import type { NextFunction, Request, Response } from 'express';
 import { coerceSchema, instanceofZodTypeObject, unwrapZodType } from 'trpc-to-openapi';
 import { z } from 'zod';
-import { type AppRouter, createCaller } from '../routers';
+import type { AppRouter } from '../routers';
+import type { RequestContext } from './context';
 import { errorEnvelope, httpStatusOf, partnerCodeOf } from './errors';
 import type { HttpContextFactory } from './http-context';
 import { restRoutes } from './routes';
 
-type Caller = ReturnType<typeof createCaller>;
-type Call = (caller: Caller, input: unknown) => Promise<unknown>;
+type Call = (ctx: RequestContext, input: unknown) => Promise<unknown>;
 type Procedure = { _def: { inputs: unknown[] } };
 
 /** A REST operation with what a call needs, worked out once: its procedure, parameters and the array ones. */
@@ -42,12 +42,17 @@ export function restFacade(appRouter: AppRouter, createContext: HttpContextFacto
         if (inner instanceof z.ZodArray) arrays.push(name);
       }
     }
-    const path = route.procedure.split('.');
-    const call: Call = (caller, value) => {
-      let target: unknown = caller;
-      for (const segment of path) target = (target as Record<string, unknown>)[segment];
-      return (target as (value: unknown) => Promise<unknown>)(value);
-    };
+    // What a createCaller call does, without the proxies it builds for each call to find the procedure.
+    const call: Call = (ctx, value) =>
+      callTRPCProcedure({
+        router: appRouter,
+        path: route.procedure,
+        type: 'query',
+        ctx,
+        getRawInput: async () => value,
+        signal: undefined,
+        batchIndex: 0,
+      });
     return { pattern: route.pattern, call, arrays, hasInput: input !== undefined };
   });
 
@@ -68,7 +73,7 @@ export function restFacade(appRouter: AppRouter, createContext: HttpContextFacto
     try {
       const input = operation.hasInput ? { ...queryOf(req, operation.arrays), ...match.groups } : undefined;
       ctx = createContext(req, res);
-      const data = await operation.call(createCaller(ctx), input);
+      const data = await operation.call(ctx, input);
       send(res, 200, ctx.responseHeaders, JSON.stringify(data));
     } catch (cause) {
       const error =
