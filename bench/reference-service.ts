@@ -1,6 +1,6 @@
 import http from 'node:http';
 import postgres from 'postgres';
-import { addDays, kstDayStart, kstTimestamp } from '../db/kst';
+import { addDays, kstDayStart } from '../db/kst';
 import { likePattern } from '../db/queries/reviews/rules';
 
 // The hand-written peer of the API in bench:http (bench/reference.ts starts it): bare node:http and
@@ -41,13 +41,14 @@ type Row = [
   platformShopId: string,
   shopName: string,
   platform: string,
-  writtenAt: Date,
+  /** KST timestamp text: the statement formats it (db/kst.ts kstTimestampOf). */
+  date: string,
   content: string,
   rating: number | null,
   menus: string[] | null,
   isReplied: boolean,
   replyContent: string | null,
-  replyAt: Date | null,
+  replyDate: string | null,
   critical: boolean,
   isHandled: boolean,
 ];
@@ -102,13 +103,13 @@ function serve(config: Config, databaseUrl: string, port: number) {
               shopId,
               shopName,
               platform,
-              writtenAt,
+              date,
               content,
               rating,
               menus,
               replied,
               reply,
-              replyAt,
+              replyDate,
               critical,
               handled,
             ]) => ({
@@ -116,13 +117,13 @@ function serve(config: Config, databaseUrl: string, port: number) {
               platform_shop_id: shopId,
               shop_name: shopName,
               platform,
-              date: kstTimestamp(writtenAt),
+              date,
               content,
               rating,
               menus: menus?.length ? menus : null,
               reply_status: replied ? 'REPLIED' : 'NOT_REPLIED',
               reply_content: replied ? reply : null,
-              reply_date: replied && replyAt ? kstTimestamp(replyAt) : null,
+              reply_date: replied ? replyDate : null,
               is_critical: critical,
               is_handled: handled,
             }),

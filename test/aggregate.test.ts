@@ -2,7 +2,17 @@ import { and, asc, eq, getTableName, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { AGGREGATE_LOCK_KEY, buildDailyAggregate, runDailyAggregate } from '../db/aggregate';
 import { type DatabaseHandle, openDatabase } from '../db/client';
-import { addDays, kstDay, kstDayOf, kstDayStart, kstToday, mondayOf, mondayOfDay } from '../db/kst';
+import {
+  addDays,
+  kstDay,
+  kstDayOf,
+  kstDayStart,
+  kstTimestamp,
+  kstTimestampOf,
+  kstToday,
+  mondayOf,
+  mondayOfDay,
+} from '../db/kst';
 import {
   aggregateRuns,
   reviewStatsDaily,
@@ -396,6 +406,37 @@ describe('the KST rules in SQL agree with db/kst.ts (D-5)', () => {
       });
       expect(days).toEqual(instants.map((instant) => kstDay(new Date(instant))));
     }
+  });
+
+  it('kstTimestampOf: the text of kstTimestamp, whatever the session time zone; null for null', async () => {
+    const instants = [
+      '2026-11-21T05:03:00.789Z',
+      '2026-11-21T14:59:59.999Z',
+      '2026-11-21T15:00:00Z',
+      '2026-12-31T15:00:00Z',
+      '2028-02-28T15:30:00.5Z',
+      '1900-01-01T00:00:00Z',
+      // Korea observed daylight saving time in 1987 and 1988; the text says +09:00, and so do its digits.
+      '1987-07-01T00:00:00Z',
+    ];
+    for (const zone of ['UTC', 'America/New_York', 'Asia/Seoul']) {
+      const texts = await database.db.transaction(async (tx) => {
+        await tx.execute(sql.raw(`SET LOCAL TIME ZONE '${zone}'`));
+        return Promise.all(
+          instants.map(async (instant) => {
+            const [row] = await tx
+              .select({ text: kstTimestampOf(sql`${instant}::timestamptz`) })
+              .from(sql`(SELECT 1) AS one`);
+            return row?.text;
+          }),
+        );
+      });
+      expect(texts, zone).toEqual(instants.map((instant) => kstTimestamp(new Date(instant))));
+    }
+    const [row] = await database.db
+      .select({ text: kstTimestampOf<null>(sql`NULL::timestamptz`) })
+      .from(sql`(SELECT 1) AS one`);
+    expect(row?.text).toBeNull();
   });
 
   it('mondayOfDay: the Monday of mondayOf, for every day across a year end and a leap day', async () => {

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, lt, lte, not, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../client';
-import { addDays, kstDayStart, kstTimestamp } from '../../kst';
+import { addDays, kstDayStart, kstTimestampOf } from '../../kst';
 import { plannedPerCall } from '../../plans';
 import { reviews, shops } from '../../schema';
 import { isPublicCode } from '../../schema/columns';
@@ -38,13 +38,13 @@ function reviewColumns(brand: CriticalBrand) {
     platform_shop_id: shops.platformShopId,
     shop_name: shops.name,
     platform: shops.platform,
-    writtenAt: reviews.writtenAt,
+    date: kstTimestampOf(reviews.writtenAt),
     content: reviews.content,
     rating: reviews.rating,
     menus: reviews.menus,
     isReplied: reviews.isReplied,
     replyContent: reviews.replyContent,
-    replyAt: reviews.replyAt,
+    replyDate: kstTimestampOf<null>(reviews.replyAt),
     is_critical: isCritical(brand),
     is_handled: reviews.isHandled,
   };
@@ -55,13 +55,13 @@ type ReviewRow = {
   platform_shop_id: string;
   shop_name: string;
   platform: (typeof platformEnum.enumValues)[number];
-  writtenAt: Date;
+  date: string;
   content: string;
   rating: number | null;
   menus: string[] | null;
   isReplied: boolean;
   replyContent: string | null;
-  replyAt: Date | null;
+  replyDate: string | null;
   is_critical: boolean;
   is_handled: boolean;
 };
@@ -77,13 +77,13 @@ function toReview(row: ReviewRow) {
     platform_shop_id: row.platform_shop_id,
     shop_name: row.shop_name,
     platform: row.platform,
-    date: kstTimestamp(row.writtenAt),
+    date: row.date,
     content: row.content,
     rating: row.rating,
     menus: row.menus?.length ? row.menus : null,
     reply_status: replied ? ('REPLIED' as const) : ('NOT_REPLIED' as const),
     reply_content: replied ? row.replyContent : null,
-    reply_date: replied && row.replyAt ? kstTimestamp(row.replyAt) : null,
+    reply_date: replied ? row.replyDate : null,
     is_critical: row.is_critical,
     is_handled: row.is_handled,
   };
