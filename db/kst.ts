@@ -53,6 +53,9 @@ export function kstDayOf(instant: SQLWrapper): SQL<string> {
   return sql<string>`(${instant} AT TIME ZONE 'Asia/Seoul')::date`;
 }
 
+/** to_char's pattern of kstTimestamp's text. The colons are quoted: pgbench reads `:MI` as a variable. */
+const KST_TIMESTAMP_FORMAT = sql.raw(`'YYYY-MM-DD"T"HH24":"MI":"SS"+09:00"'`);
+
 /**
  * SQL: the KST timestamp text of a timestamptz expression, as kstTimestamp (`2026-11-21T14:03:00+09:00`,
  * the fraction cut off); null for null. The lists read it formatted, so a page of rows is not parsed into
@@ -62,9 +65,6 @@ export function kstTimestampOf<Nullable extends null = never>(instant: SQLWrappe
   // A fixed +09:00, as the text says: 'Asia/Seoul' would also apply the zone's history (DST in 1987-88).
   return sql<string | Nullable>`to_char(${instant} AT TIME ZONE INTERVAL '+09:00', ${KST_TIMESTAMP_FORMAT})`;
 }
-
-/** to_char's pattern of kstTimestamp's text. The colons are quoted: pgbench reads `:MI` as a variable. */
-const KST_TIMESTAMP_FORMAT = sql.raw(`'YYYY-MM-DD"T"HH24":"MI":"SS"+09:00"'`);
 
 /**
  * SQL: the Monday (a `date`) of the week of a `date` expression, as mondayOf (D-10). Integer

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { pathOf } from './http-context';
+import { clientAddressOf, pathOf } from './http-context';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
 import { newTraceId, parseTraceparent } from './traceparent';
@@ -14,7 +14,7 @@ import { type HttpSpan, tracing } from './tracing';
 export type AccessRecord = {
   requestId: string;
   traceId: string;
-  /** The client's address (express's req.ip: X-Forwarded-For behind trusted proxies), worked out once. */
+  /** The client's address (clientAddressOf), worked out once a request. */
   client: string | undefined;
   /** The procedure (`reviews.list`), `trpc.batch`, or a route label (routeLabel): bounded cardinality. */
   operation: string | undefined;
@@ -54,7 +54,7 @@ export function requestIdAndAccessLog(log: Logger) {
     const access: AccessRecord = {
       requestId,
       traceId: span?.traceId ?? parent?.traceId ?? newTraceId(),
-      client: req.ip ?? req.socket.remoteAddress,
+      client: clientAddressOf(req),
       operation: undefined,
       partnerId: undefined,
       keyPrefix: undefined,

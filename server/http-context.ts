@@ -13,7 +13,7 @@ export function httpContextFactory(services: Services): HttpContextFactory {
     const access = res.locals.access as AccessRecord | undefined;
     return createRequestContext(services, {
       apiKey: req.get('x-partner-api-key'),
-      clientAddress: access?.client ?? req.ip ?? req.socket.remoteAddress ?? 'unknown',
+      clientAddress: access?.client ?? clientAddressOf(req) ?? 'unknown',
       requestId: String(res.locals.requestId),
       signal: res.locals.signal as AbortSignal | undefined,
       access,
@@ -42,6 +42,11 @@ export function httpContextFactory(services: Services): HttpContextFactory {
       });
   };
   return factory;
+}
+
+/** The client's address: express's req.ip (X-Forwarded-For behind trusted proxies), else the socket's peer. */
+export function clientAddressOf(req: Request): string | undefined {
+  return req.ip ?? req.socket.remoteAddress;
 }
 
 /** The path as the client sent it, without the query (express rewrites req.path under a mount). */
