@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,7 +14,11 @@ import { markdownTable, whole } from './lib';
 // with the cluster that start cached (every later start of the day); RSS once idle, then the demo reviews
 // list under autocannon (16 connections, loopback). With --clone it runs in a fresh clone of this
 // repository's HEAD after `npm ci` (not timed: installing builds what the start reads), with no state
-// outside the clone. Targets: first answer ≤ 3 s, RSS ≤ 250 MB idle, ≥ 500 req/s.
+// outside the clone. Targets: first answer ≤ 3 s, RSS ≤ 250 MB idle, ≥ 500 req/s. The table is saved as JSON in
+// bench/results/.
+
+/** The raw results of every run, this checkout's (not the clone's). */
+const RESULTS = path.resolve(import.meta.dirname, 'results');
 
 const { values: args } = parseArgs({
   options: {
@@ -188,11 +192,22 @@ async function main() {
       target: '≥ 500 req/s',
     });
     const version = execFileSync(args['server-node'] ?? 'node', ['--version'], { cwd, encoding: 'utf8' }).trim();
-    process.stdout.write(
-      `${args.command ?? 'npm start'} on ${version}${args.clone ? ', fresh clone' : ''}, load average ${loadavg()
+    const machine = {
+      command: args.command ?? 'npm start',
+      node: version,
+      clone: args.clone,
+      loadAverage: loadavg()
         .map((n) => n.toFixed(1))
-        .join(' ')}\n\n${markdownTable(rows)}\n`,
+        .join(' '),
+    };
+    const table = markdownTable(rows);
+    process.stdout.write(
+      `${machine.command} on ${version}${args.clone ? ', fresh clone' : ''}, load average ${machine.loadAverage}\n\n${table}\n`,
     );
+    const file = path.join(RESULTS, `start-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(file, `${JSON.stringify({ machine, rows, table }, null, 2)}\n`);
+    process.stdout.write(`\nsaved ${path.relative(process.cwd(), file)}\n`);
   } finally {
     server?.stop();
     rmSync(scratch, { recursive: true, force: true });
