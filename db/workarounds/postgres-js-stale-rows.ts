@@ -31,6 +31,7 @@ export function withoutStaleRows<T>(value: T): T {
 /** `sql` whose statements resolve with their own rows only. */
 export function withOwnRows(sql: Sql): Sql {
   const trimmed = (query: PromiseLike<unknown>): PromiseLike<unknown> => ({
+    // biome-ignore lint/suspicious/noThenProperty: lazy, as postgres.js's own pending query: sent when awaited.
     then: (onFulfilled, onRejected) => query.then(withoutStaleRows).then(onFulfilled, onRejected),
   });
   const unsafe = (...args: Parameters<Sql['unsafe']>) => {
