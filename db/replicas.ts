@@ -71,10 +71,13 @@ export class Replicas {
       this.replicas.map(async (replica) => {
         const probe = this.within(
           replica.handle.control.execute(
-            sql`SELECT pg_is_in_recovery() AND pg_last_wal_replay_lsn() >= ${reference ?? '0/0'}::pg_lsn AS ok`,
+            sql`SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn() >= ${reference ?? '0/0'}::pg_lsn AS caught_up`,
           ),
         ).then(
-          (result) => ((result as unknown as { ok: boolean }[])[0]?.ok ? 'well' : 'not a standby, or behind'),
+          (result) => {
+            const [row] = result as unknown as { standby: boolean; caught_up: boolean | null }[];
+            return !row?.standby ? 'not a standby' : row.caught_up ? 'well' : 'behind';
+          },
           () => 'unreachable',
         );
         const verdict = reference === undefined ? 'primary position unknown' : await probe;

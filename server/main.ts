@@ -53,7 +53,7 @@ async function main() {
           maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
           checkMs: config.DATABASE_REPLICA_CHECK_MS,
           onChange: (replica, usable, reason) =>
-            usable ? log.info('replica usable', { replica }) : log.warn('replica not used', { replica, reason }),
+            usable ? log.info('replica usable', { replica }) : log.warn('replica skipped', { replica, reason }),
         })
       : undefined;
   // Started before listening: a replica serves only once a probe has found it a standby close enough.
