@@ -27,11 +27,11 @@ export type DatabaseHandle = {
 };
 
 /** Connections of the control client (DatabaseHandle.control), beside the request pool. */
-export const CONTROL_CONNECTIONS = 2;
+const CONTROL_CONNECTIONS = 2;
 /** close(): running statements get this long to finish before the connections are cut. */
 const CLOSE_GRACE_MS = 1_000;
 /** close() resolves by then, even if cutting the connections hangs (a stalled network). */
-export const CLOSE_BOUND_MS = 2_000;
+const CLOSE_BOUND_MS = 2_000;
 
 export const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, 'migrations');
 
