@@ -208,7 +208,7 @@ function listQuery(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: 
  * sense, a keyword's length class), its page size, a position, an offset. Calls of one shape share one
  * statement text, built once (building it was a large part of a call's cost).
  */
-function shapeOf(filters: ReviewFilters, window: ReviewWindow, bound: Bindings): string {
+function shapeOf(filters: ReviewFilters, window: ReviewWindow): string {
   const present = Object.keys(filters).filter((name) => filters[name as keyof ReviewFilters] !== undefined);
   const keyword = filters.keyword === undefined ? '' : [...filters.keyword].length >= 3 ? 'long' : 'short';
   return `${present.sort().join(',')}|${filters.critical ?? ''}|${keyword}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}`;
@@ -223,7 +223,7 @@ const prepared = new WeakMap<Db, Map<string, Prepared>>();
 function preparedList(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings): Prepared {
   const shapes = prepared.get(db) ?? new Map<string, Prepared>();
   prepared.set(db, shapes);
-  const shape = shapeOf(filters, window, bound);
+  const shape = shapeOf(filters, window);
   let statement = shapes.get(shape);
   if (!statement) {
     if (shapes.size >= MAX_SHAPES) shapes.clear();
