@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { buildDailyAggregate } from '../db/aggregate';
 import { type Db, openDatabase } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
-import { type BrandScope, brandScopeName, loadBrandScopes } from '../db/queries/brands';
+import { type BrandEntry, brandScopeName, loadBrandScopes } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/schema';
 import { refreshStatistics } from '../db/seed/bulk';
@@ -290,7 +290,7 @@ async function pgbench(databaseUrl: string, script: string, dir: string, name: s
  * builder's signature (db/queries/reviews): adapt here if it changes. The API fetches limit + 1 rows
  * (has_next, db/queries/pagination.ts).
  */
-function listSql(db: Db, scope: BrandScope, list: Scenario['list']) {
+function listSql(db: Db, scope: BrandEntry, list: Scenario['list']) {
   if (!list) throw new Error('not a list scenario');
   const query = reviewListQuery(db, scope, list.filters, {
     limit: list.limit + 1,

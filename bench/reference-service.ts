@@ -93,7 +93,7 @@ function serve(config: Config, databaseUrl: string, port: number) {
       }
       if (page > 1) params.push((page - 1) * limit);
       try {
-        // A keyword's plan depends on its value: planned per call, as the API does (db/plans.ts).
+        // A keyword's plan depends on its value: planned per call, as the API does (db/queries/reviews).
         const rows = (await sql.unsafe(text, params, { prepare: !keyword }).values()) as unknown as Row[];
         const items = rows
           .slice(0, limit)

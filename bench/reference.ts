@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Db } from '../db/client';
-import type { BrandEntry, BrandScope } from '../db/queries/brands';
+import type { BrandEntry } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { whole } from './lib';
 import { statementShape } from './reference-service';
@@ -22,7 +22,7 @@ export type ReferenceList = { filters: ReviewFilters; page: number; limit: numbe
 export function referenceConfig(
   db: Db,
   key: string,
-  scope: BrandScope & { partnerId: number },
+  scope: BrandEntry,
   brands: Iterable<BrandEntry>,
   lists: readonly ReferenceList[],
 ) {

@@ -106,9 +106,11 @@ export async function runDailyAggregate(db: Db, options: { now: Date }): Promise
       .where(gte(aggregateRuns.throughDay, throughDay))
       .limit(1);
     if (done) return { outcome: 'covered' };
-    // The server's sessions cut statements off below the request deadline (D-20); the rebuild is no
-    // request and takes seconds at a million reviews, so its transaction lifts that for itself alone.
-    await tx.execute(sql`SET LOCAL statement_timeout = 0`);
+    // The server's sessions bound statements, lock waits and idle transactions below the request deadline
+    // (D-20); the rebuild is no request and takes seconds at a million reviews, so its transaction lifts
+    // those for itself alone.
+    for (const setting of ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'])
+      await tx.execute(sql`SELECT set_config(${setting}, '0', true)`);
     return { outcome: 'built', result: await build(tx, options) };
   });
   // Under the server's statement timeout: VACUUM of tables the size of one build is quick. One that fails

@@ -1,10 +1,9 @@
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { cancellablePglite } from './pglite-turns';
-import { PoolGate, type PoolStats } from './pool-gate';
-import { requestStatements } from './postgres-statements';
+import { PoolSlots } from './pool-slots';
 import * as schema from './schema';
+import { withOwnRows } from './workarounds/postgres-js-stale-rows';
 
 /** The one handle every query takes: both drivers satisfy it, so there is one code path for both. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -18,23 +17,21 @@ export type DatabaseHandle = {
   rows<T>(query: Parameters<Db['execute']>[0]): Promise<T[]>;
   /**
    * D-21: a small client of its own to the same database, for what must never queue behind request
-   * statements: the key and brand directories, `/readyz`, cancels. PGlite has one session: `db` itself.
+   * statements: the key and brand lists and `/readyz`. PGlite has one session: `db` itself.
    */
   control: Db;
-  /** The request pool now (postgres.js only): its size, statements holding a connection, statements waiting. */
-  poolStats?(): PoolStats;
+  /** D-21: the request pool's slots, one held by each call while it reads (postgres.js; PGlite serialises). */
+  slots?: PoolSlots | undefined;
   /** Closes both clients; resolves within CLOSE_BOUND_MS whatever the database does. */
   close(): Promise<void>;
 };
 
 /** Connections of the control client (DatabaseHandle.control), beside the request pool. */
-export const CONTROL_CONNECTIONS = 2;
-/** A permit outlives connecting plus the statement timeout by this much at most (db/pool-gate.ts). */
-const HOLD_MARGIN_MS = 1_000;
+const CONTROL_CONNECTIONS = 2;
 /** close(): running statements get this long to finish before the connections are cut. */
 const CLOSE_GRACE_MS = 1_000;
 /** close() resolves by then, even if cutting the connections hangs (a stalled network). */
-export const CLOSE_BOUND_MS = 2_000;
+const CLOSE_BOUND_MS = 2_000;
 
 export const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, 'migrations');
 
@@ -68,15 +65,12 @@ export type OpenOptions =
       /** The request pool's size (D-21); 10 by default. */
       maxConnections?: number;
       /**
-       * D-21: how long a statement may wait for a connection of the request pool before it fails with
-       * PoolBusyError. Unset: as long as it takes (the CLIs).
+       * D-20/D-21, for the server: PostgreSQL cuts a statement off after `statementTimeoutMs` and a wait
+       * for a lock after `lockTimeoutMs`; a call waits at most `poolWaitMs` for a slot of the pool.
+       * Unset for the CLIs, whose migrations and bulk loads run long: no bounds, no slots.
        */
-      poolWaitMs?: number;
-      /**
-       * D-20, for the server: each statement is cut off by PostgreSQL after this long, and connecting
-       * gives up after `connectTimeoutMs`. Unset for the CLIs, whose migrations and bulk loads run long.
-       */
-      statementTimeoutMs?: number;
+      bounds?: { statementTimeoutMs: number; lockTimeoutMs: number; poolWaitMs: number };
+      /** Connecting gives up after this long; 30 s (postgres.js's default) if unset. */
       connectTimeoutMs?: number;
     }
   /**
@@ -103,38 +97,42 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       import('drizzle-orm/postgres-js'),
       import('drizzle-orm/postgres-js/migrator'),
     ]);
+    const connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
+    const bounds = options.bounds;
     const settings = {
       onnotice: () => {},
-      // Seconds; postgres.js waits 30 s by default, longer than a request may take (D-20).
-      connect_timeout: (options.connectTimeoutMs ?? 30_000) / 1000,
+      // drizzle parses array columns itself; postgres.js's lookup of array types on connect would cost a
+      // round trip per connection, and its failure (a pool closed while connecting) is an unhandled rejection.
+      fetch_types: false,
+      connect_timeout: connectTimeoutMs / 1000,
       connection: {
         // Sessions read and write instants; the KST conversion is explicit in the queries (D-5).
         TimeZone: 'UTC',
-        ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+        // D-20: PostgreSQL bounds every statement itself; the daily build lifts these for its transaction.
+        ...(bounds && {
+          statement_timeout: bounds.statementTimeoutMs,
+          lock_timeout: bounds.lockTimeoutMs,
+          idle_in_transaction_session_timeout: bounds.statementTimeoutMs,
+        }),
       },
     };
     const size = options.maxConnections ?? 10;
     const sql = postgres(options.url, { ...settings, max: size });
     const controlSql = postgres(options.url, { ...settings, max: CONTROL_CONNECTIONS });
-    const gate = new PoolGate(
-      size,
-      options.poolWaitMs,
-      options.statementTimeoutMs === undefined
-        ? undefined
-        : (options.connectTimeoutMs ?? 30_000) + options.statementTimeoutMs + HOLD_MARGIN_MS,
-    );
-    const db = drizzlePostgres(requestStatements(sql, gate, controlSql), { schema });
-    const control = drizzlePostgres(controlSql, { schema });
-    controls.set(db, control);
+    const db = drizzlePostgres(withOwnRows(sql), { schema });
+    const control = drizzlePostgres(withOwnRows(controlSql), { schema });
+    // A slot outlives connecting plus the statement timeout by a second at most (db/pool-slots.ts).
+    const slots =
+      bounds && new PoolSlots(size, bounds.poolWaitMs, connectTimeoutMs + bounds.statementTimeoutMs + 1_000);
+    attached.set(db, { control, slots });
     return {
       db,
       driver: 'postgres',
       migrate: () => migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER }),
       rows: async <T>(query: Parameters<Db['execute']>[0]) => (await db.execute(query)) as unknown as T[],
       control,
-      poolStats: () => gate.stats(),
+      slots,
       close: async () => {
-        gate.close();
         const ended = Promise.all([
           sql.end({ timeout: CLOSE_GRACE_MS / 1000 }),
           // Directory loads and readiness probes are not worth waiting for.
@@ -163,7 +161,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     initDbStartParams: [...PGLITE_INITDB_PARAMS],
   });
   await client.exec(`SET TIME ZONE 'UTC'`);
-  const db = drizzlePglite(cancellablePglite(client), { schema });
+  const db = drizzlePglite(client, { schema });
   return {
     db,
     driver: 'pglite',
@@ -199,11 +197,16 @@ class BytesBlob extends Blob {
   }
 }
 
-const controls = new WeakMap<Db, Db>();
+const attached = new WeakMap<Db, { control: Db; slots: PoolSlots | undefined }>();
 
 /** The control client of the handle whose `db` this is (DatabaseHandle.control); PGlite's is `db` itself. */
 export function controlOf(db: Db): Db {
-  return controls.get(db) ?? db;
+  return attached.get(db)?.control ?? db;
+}
+
+/** The request pool's slots of the handle whose `db` this is (DatabaseHandle.slots), if it has them. */
+export function slotsOf(db: Db): PoolSlots | undefined {
+  return attached.get(db)?.slots;
 }
 
 /** The PGlite client behind a handle, for dumping a test template. */

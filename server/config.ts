@@ -35,9 +35,9 @@ export const configSchema = z
         .optional()
         .default([]),
     ),
-    /** D-23: a replica further behind the primary than this leaves rotation until it catches up. */
+    /** D-23: a replica further behind the primary than this is not read from until it catches up. */
     DATABASE_REPLICA_MAX_LAG_MS: integer(100, 600_000, 5_000),
-    /** D-23: how often each replica's state and lag are checked; below the lag bound (checked below). */
+    /** D-23: how often each replica is probed (standby, lag); below the lag bound (checked below). */
     DATABASE_REPLICA_CHECK_MS: integer(50, 60_000, 1_000),
     REDIS_URL: optional(url(/^rediss?$/)),
     UPSTASH_REDIS_REST_URL: optional(url(/^https?$/)),
@@ -49,16 +49,21 @@ export const configSchema = z
       z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional().default('info'),
     ),
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
-    /** D-20: a request not answered by then gets the 500 envelope and its queries are cancelled. */
+    /** D-20: a request not answered by then gets the 500 envelope. */
     REQUEST_DEADLINE_MS: integer(100, 600_000, 10_000),
-    /** D-20: PostgreSQL cuts a statement off after this long; below the deadline (checked below). */
+    /** D-20: PostgreSQL cuts a statement off after this long (statement_timeout); below the deadline (checked below). */
     DB_STATEMENT_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
+    /**
+     * D-21: PostgreSQL gives up waiting for a lock after this long (lock_timeout), so a locked table answers
+     * fast; at most the statement timeout, which is its default when below 1 s.
+     */
+    DB_LOCK_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
     /** D-20: connecting to PostgreSQL gives up after this long. */
     DB_CONNECT_TIMEOUT_MS: integer(100, 60_000, 3_000),
     /** D-21: connections of the request pool (the directories and /readyz have two of their own). */
     DB_POOL_SIZE: integer(1, 1_000, 10),
     /**
-     * D-21: how long a statement waits for a connection of the pool before its call gets the 500 envelope
+     * D-21: how long a call waits for a connection of the pool before it gets the 500 envelope
      * with Retry-After; below the deadline (checked below). By default a quarter of the deadline, at most 1 s.
      */
     DB_POOL_WAIT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
@@ -112,20 +117,33 @@ export const configSchema = z
         .optional(),
     ),
   })
-  .transform(({ DB_STATEMENT_TIMEOUT_MS, DB_POOL_WAIT_MS, MAX_CONNECTIONS_PER_ADDRESS, ...env }) => ({
-    ...env,
-    MAX_CONNECTIONS_PER_ADDRESS: MAX_CONNECTIONS_PER_ADDRESS ?? (env.TRUST_PROXY === undefined ? 100 : 0),
-    // By default a statement gets most of the deadline, leaving time to answer.
-    DB_STATEMENT_TIMEOUT_MS: DB_STATEMENT_TIMEOUT_MS ?? Math.max(50, Math.floor(env.REQUEST_DEADLINE_MS * 0.8)),
-    // A call that cannot get a connection fails well before its deadline.
-    DB_POOL_WAIT_MS: DB_POOL_WAIT_MS ?? Math.min(1_000, Math.floor(env.REQUEST_DEADLINE_MS / 4)),
-  }))
+  .transform(
+    ({ DB_STATEMENT_TIMEOUT_MS, DB_LOCK_TIMEOUT_MS, DB_POOL_WAIT_MS, MAX_CONNECTIONS_PER_ADDRESS, ...env }) => {
+      const statementTimeoutMs = DB_STATEMENT_TIMEOUT_MS ?? Math.max(50, Math.floor(env.REQUEST_DEADLINE_MS * 0.8));
+      return {
+        ...env,
+        MAX_CONNECTIONS_PER_ADDRESS: MAX_CONNECTIONS_PER_ADDRESS ?? (env.TRUST_PROXY === undefined ? 100 : 0),
+        // By default a statement gets most of the deadline, leaving time to answer.
+        DB_STATEMENT_TIMEOUT_MS: statementTimeoutMs,
+        DB_LOCK_TIMEOUT_MS: DB_LOCK_TIMEOUT_MS ?? Math.min(1_000, statementTimeoutMs),
+        // A call that cannot get a connection fails well before its deadline.
+        DB_POOL_WAIT_MS: DB_POOL_WAIT_MS ?? Math.min(1_000, Math.floor(env.REQUEST_DEADLINE_MS / 4)),
+      };
+    },
+  )
   .superRefine((env, ctx) => {
     if (env.DB_STATEMENT_TIMEOUT_MS < 1 || env.DB_STATEMENT_TIMEOUT_MS >= env.REQUEST_DEADLINE_MS) {
       ctx.addIssue({
         code: 'custom',
         path: ['DB_STATEMENT_TIMEOUT_MS'],
         message: 'must be at least 1 and below REQUEST_DEADLINE_MS',
+      });
+    }
+    if (env.DB_LOCK_TIMEOUT_MS < 1 || env.DB_LOCK_TIMEOUT_MS > env.DB_STATEMENT_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DB_LOCK_TIMEOUT_MS'],
+        message: 'must be at least 1 and at most DB_STATEMENT_TIMEOUT_MS',
       });
     }
     if (env.DB_POOL_WAIT_MS < 1 || env.DB_POOL_WAIT_MS >= env.REQUEST_DEADLINE_MS) {

@@ -1,7 +1,8 @@
 import type { Db } from '../db/client';
+import type { PoolSlots } from '../db/pool-slots';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import type { BrandEntry } from '../db/queries/brands';
-import type { ReadReplicas } from '../db/replicas';
+import type { Replicas } from '../db/replicas';
 import type { AccessRecord } from './access-log';
 import type { Directory } from './directory';
 import type { Logger } from './logger';
@@ -17,8 +18,10 @@ export type Services = {
    * connections): the key and brand directories load through it and /readyz asks it.
    */
   control: Db;
-  /** D-23: the read replicas a call's reads go to when one is in rotation; unset, every read is on `db`. */
-  reads?: ReadReplicas | undefined;
+  /** D-21: the slots of `db`'s request pool, one held by each call while it reads (postgres.js only). */
+  slots?: PoolSlots | undefined;
+  /** D-23: the read replicas a call reads from when one is usable; unset, every read is on `db`. */
+  replicas?: Replicas | undefined;
   log: Logger;
   /** The clock; tests pin it. "Today" is derived from it in KST (D-5). */
   now: () => Date;
@@ -40,7 +43,7 @@ export type RequestContext = Services & {
   apiKey: string | undefined;
   clientAddress: string;
   requestId: string;
-  /** Aborted when the client has gone or the request's deadline passed (D-20); its queries stop with it. */
+  /** Aborted when the client has gone or the request's deadline passed (D-20); the call then answers 500. */
   signal: AbortSignal;
   /** The key check and limit already made for every call of the request (a tRPC batch, D-20). */
   admission?: Promise<PartnerScope>;

@@ -1,5 +1,3 @@
-import { withoutQuerySignal } from '../db/cancellation';
-
 /**
  * A small table held in memory and reloaded whole from the database, so that a lookup on every call
  * costs no round trip and no caller can make it cost one per call (D-14, D-20: no
@@ -105,13 +103,13 @@ export class Directory<Entry> {
     const startedAt = this.clock();
     this.lastStart = startedAt;
     this.loads += 1;
-    // Shared by every waiting call, so no one call's signal may cancel it; bounded on its own instead.
+    // Shared by every waiting call, so bounded on its own, not by any one call's deadline.
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       const ms = this.options.loadTimeoutMs ?? 2_000;
       timer = setTimeout(() => reject(new Error(`directory load slower than ${ms} ms`)), ms);
     });
-    const done = Promise.race([withoutQuerySignal(() => this.load()), timeout]).then(
+    const done = Promise.race([this.load(), timeout]).then(
       (entries) => {
         this.entries = entries;
         this.loadedFrom = startedAt;

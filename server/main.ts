@@ -2,9 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openDatabase } from '../db/client';
 import { defaultDemoCacheDir, openEmbeddedDemo } from '../db/embedded';
-import { ReadReplicas } from '../db/replicas';
+import { Replicas } from '../db/replicas';
 import { DEMO_KEYS } from '../db/seed/demo';
-import { traceStatements } from '../db/traced-statements';
 import { scheduleDailyAggregate } from './aggregate-schedule';
 import { createApp } from './app';
 import { ConfigError, parseConfig } from './config';
@@ -34,46 +33,31 @@ async function main() {
     ? undefined
     : // Its files on disk, not in this process's memory (less RSS), removed at exit.
       await openEmbeddedDemo({ now: new Date(), cacheDir: defaultDemoCacheDir(), filesUnder: defaultDemoCacheDir() });
-  const database =
-    embedded?.database ??
-    (await openDatabase({
-      url: config.DATABASE_URL ?? '',
-      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+  // D-20, D-21: the server's connections carry PostgreSQL's statement and lock bounds and a pool of slots.
+  const openServer = (url: string) =>
+    openDatabase({
+      url,
       maxConnections: config.DB_POOL_SIZE,
-      poolWaitMs: config.DB_POOL_WAIT_MS,
-    }));
-  // D-23: each replica has a request pool of its own, with the same size, gate and bounds as the primary's.
+      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+      bounds: {
+        statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+        lockTimeoutMs: config.DB_LOCK_TIMEOUT_MS,
+        poolWaitMs: config.DB_POOL_WAIT_MS,
+      },
+    });
+  const database = embedded?.database ?? (await openServer(config.DATABASE_URL ?? ''));
+  // D-23: each replica has a pool of its own, with the same size and bounds as the primary's.
   const reads =
     config.DATABASE_REPLICA_URLS.length > 0
-      ? new ReadReplicas(
-          database,
-          await Promise.all(
-            config.DATABASE_REPLICA_URLS.map((url) =>
-              openDatabase({
-                url,
-                statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-                connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
-                maxConnections: config.DB_POOL_SIZE,
-                poolWaitMs: config.DB_POOL_WAIT_MS,
-              }),
-            ),
-          ),
-          {
-            maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
-            checkMs: config.DATABASE_REPLICA_CHECK_MS,
-            events: {
-              left: (replica, reason, detail) => log.warn('replica left rotation', { replica, reason, ...detail }),
-              returned: (replica, detail) => log.info('replica in rotation', { replica, ...detail }),
-            },
-          },
-        )
+      ? new Replicas(database, await Promise.all(config.DATABASE_REPLICA_URLS.map(openServer)), {
+          maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+          checkMs: config.DATABASE_REPLICA_CHECK_MS,
+          onChange: (replica, usable, reason) =>
+            usable ? log.info('replica usable', { replica }) : log.warn('replica skipped', { replica, reason }),
+        })
       : undefined;
-  // Started before listening: a replica serves only once a check has found it a standby close enough.
+  // Started before listening: a replica serves only once a probe has found it a standby close enough.
   await reads?.start();
-  if (traced)
-    for (const db of [database.db, ...(reads?.replicas ?? []).map((replica) => replica.db)])
-      traceStatements(db, traced.statement);
   if (embedded) {
     const { summary, aggregate, source, missReason, snapshot } = embedded;
     if (missReason) log.warn('demo cache not used', { reason: missReason });
@@ -102,7 +86,7 @@ async function main() {
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   if (config.METRICS_PORT !== undefined) {
     const registered = await enableMetrics();
-    // The pool's figures come from the handle when its driver reports them (postgres.js).
+    // The pool's figures come from the handle's slots, when it has them (postgres.js).
     registered.observeDatabase(database);
     registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });
     if (reads) registered.observeReplicas(reads);
@@ -130,7 +114,7 @@ async function main() {
   log.info('listening', {
     base,
     driver: database.driver,
-    replicas: reads ? { configured: reads.replicas.length, inRotation: reads.inRotation() } : undefined,
+    replicas: reads ? { configured: reads.replicas.length, usable: reads.usable() } : undefined,
     rateLimitStore: store ? 'shared' : 'in-process',
     metrics: metricsServer ? metricsServer.address() : undefined,
     tracing: traced ? 'otlp' : undefined,

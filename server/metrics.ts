@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { Registry } from 'prom-client';
-import type { PoolStats } from '../db/pool-gate';
 import type { Logger } from './logger';
 
 /**
@@ -13,17 +12,13 @@ import type { Logger } from './logger';
  */
 export type Metrics = ReturnType<typeof createMetrics>;
 
+type PoolStats = { size: number; inUse: number; waiting: number };
+
 /** The things whose state is read when scraped, not counted as it happens. */
 type Sources = {
-  poolStats?: () => PoolStats | undefined;
-  replicas?: ReplicaSources;
+  slots?: { stats(): PoolStats } | undefined;
+  replicas?: { usable(): number };
   directories?: Record<string, { ageMs(): number }>;
-};
-
-/** D-23: the read replicas' rotation: how many serve, and each one's last judged lag (by its index). */
-type ReplicaSources = {
-  inRotation(): number;
-  replicas: readonly { index: number; verdict: { inRotation: boolean; lagMs?: number } }[];
 };
 
 let current: Metrics | undefined;
@@ -55,7 +50,7 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
       help,
       registers: [],
       collect() {
-        const stats = sources.poolStats?.();
+        const stats = sources.slots?.stats();
         if (stats) this.set(read(stats));
       },
     }),
@@ -64,38 +59,20 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
     poolGauge('partner_api_db_pool_size', 'Connections of the request pool (DB_POOL_SIZE)', (stats) => stats.size),
     poolGauge(
       'partner_api_db_pool_in_use',
-      'Statements holding a connection of the request pool',
+      'Calls holding a slot (a connection) of the request pool',
       (stats) => stats.inUse,
     ),
-    poolGauge(
-      'partner_api_db_pool_waiting',
-      'Statements waiting for a connection of the request pool',
-      (stats) => stats.waiting,
-    ),
+    poolGauge('partner_api_db_pool_waiting', 'Calls waiting for a slot of the request pool', (stats) => stats.waiting),
   ];
   // Registered only when replicas are configured (observeReplicas).
-  const replicaGauges = [
-    new Gauge({
-      name: 'partner_api_db_replicas_in_rotation',
-      help: 'Read replicas serving request reads now (0: every read is on the primary)',
-      registers: [],
-      collect() {
-        if (sources.replicas) this.set(sources.replicas.inRotation());
-      },
-    }),
-    new Gauge({
-      name: 'partner_api_db_replica_lag_seconds',
-      help: 'How far each read replica was behind the primary at its last check (absent while unreachable)',
-      labelNames: ['replica'] as const,
-      registers: [],
-      collect() {
-        this.reset();
-        for (const replica of sources.replicas?.replicas ?? [])
-          if (replica.verdict.lagMs !== undefined)
-            this.set({ replica: String(replica.index) }, replica.verdict.lagMs / 1000);
-      },
-    }),
-  ];
+  const replicaGauge = new Gauge({
+    name: 'partner_api_db_replicas_in_rotation',
+    help: 'Read replicas calls may read from now (0: every read is on the primary)',
+    registers: [],
+    collect() {
+      if (sources.replicas) this.set(sources.replicas.usable());
+    },
+  });
   return {
     registry,
     requestDuration: new Histogram({
@@ -146,21 +123,20 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
           this.set({ directory: name }, directory.ageMs() / 1000);
       },
     }),
-    /** The database handle whose pool is reported (its `poolStats`, when the driver has one). */
-    observeDatabase(database: { poolStats?: () => PoolStats }) {
-      sources.poolStats = database.poolStats ? () => database.poolStats?.() : undefined;
+    /** The database handle whose pool is reported (its slots, when it has them: postgres.js). */
+    observeDatabase(database: { slots?: { stats(): PoolStats } | undefined }) {
+      sources.slots = database.slots;
       for (const { name, gauge } of poolGauges) {
         const registered = registry.getSingleMetric(name) !== undefined;
-        if (sources.poolStats && !registered) registry.registerMetric(gauge);
-        if (!sources.poolStats && registered) registry.removeSingleMetric(name);
+        if (sources.slots && !registered) registry.registerMetric(gauge);
+        if (!sources.slots && registered) registry.removeSingleMetric(name);
       }
     },
-    /** The read replicas whose rotation is reported (D-23). */
-    observeReplicas(replicas: ReplicaSources) {
+    /** The read replicas whose state is reported (D-23). */
+    observeReplicas(replicas: { usable(): number }) {
       sources.replicas = replicas;
-      for (const gauge of replicaGauges)
-        if (registry.getSingleMetric((gauge as unknown as { name: string }).name) === undefined)
-          registry.registerMetric(gauge);
+      if (registry.getSingleMetric('partner_api_db_replicas_in_rotation') === undefined)
+        registry.registerMetric(replicaGauge);
     },
     /** The directories whose age is reported, by name. */
     observeDirectories(directories: Record<string, { ageMs(): number }>) {

@@ -1,7 +1,7 @@
-import { controlOf, type Db } from '../db/client';
+import { controlOf, type Db, slotsOf } from '../db/client';
 import { loadApiKeyStates } from '../db/queries/apiKeys';
 import { loadBrandScopes } from '../db/queries/brands';
-import type { ReadReplicas } from '../db/replicas';
+import type { Replicas } from '../db/replicas';
 import type { Config } from './config';
 import type { Services } from './context';
 import { Directory } from './directory';
@@ -26,7 +26,7 @@ export function createServices(
   /** The directories' timing (server/directory.ts); tests shorten or pin it. */
   directories: DirectoryOptions = {},
   /** D-23: request reads go to these; the directories and /readyz stay on the primary's control client. */
-  reads?: ReadReplicas,
+  replicas?: Replicas,
 ): Services {
   // D-21: the directories and /readyz use the database's control client, never the request pool.
   const control = controlOf(db);
@@ -36,7 +36,8 @@ export function createServices(
   return {
     db,
     control,
-    reads,
+    slots: slotsOf(db),
+    replicas,
     log,
     now,
     rateLimit: {

@@ -4,9 +4,10 @@ import type { TraceParent } from './traceparent';
 /**
  * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set: without it nothing of
  * OpenTelemetry is imported and every hook below is one `undefined` check. Spans are made by hand (ESM
- * auto-instrumentation patches modules at load and is fragile): the HTTP request (server/access-log.ts),
- * the procedure (server/trpc.ts) and each SQL statement (db/traced-statements.ts), each the child of the
- * one before, the request a child of a valid incoming `traceparent`. Exported over OTLP/HTTP in batches;
+ * auto-instrumentation patches modules at load and is fragile): the HTTP request (server/access-log.ts)
+ * and the procedure (server/trpc.ts), its child, the request a child of a valid incoming `traceparent`.
+ * Statements are not spans: the procedure's span covers its database work, and no public hook of drizzle
+ * or postgres.js times a statement. Exported over OTLP/HTTP in batches;
  * the exporter's own settings (OTEL_EXPORTER_OTLP_HEADERS, …) are read by the exporter.
  */
 export type Tracing = {
@@ -16,8 +17,6 @@ export type Tracing = {
   endHttpSpan(span: HttpSpan, operation: string, status: number): void;
   /** A procedure call as a span around `work`; tRPC's middleware result `{ ok: false }` marks it failed. */
   procedure<T>(path: string, work: () => Promise<T>): Promise<T>;
-  /** A SQL statement as a span, only inside a traced request (a reload or a rebuild on its own adds none). */
-  statement<T>(text: string, work: () => Promise<T>): Promise<T>;
   /** Exports what is pending and stops; the process's last spans are not lost on SIGTERM. */
   shutdown(): Promise<void>;
   /** Exports what is pending (tests). */
@@ -34,7 +33,6 @@ export function tracing(): Tracing | undefined {
 }
 
 const SERVICE_NAME = 'partner-reporting-api';
-const MAX_STATEMENT = 2_000;
 
 /** Starts exporting spans to `endpoint` (an OTLP/HTTP base URL; traces go to its `/v1/traces`). */
 export async function startTracing(options: { endpoint: string; serviceName?: string }): Promise<Tracing> {
@@ -99,30 +97,6 @@ export async function startTracing(options: { endpoint: string; serviceName?: st
         }
       });
     },
-    statement(text, work) {
-      if (!api.trace.getSpan(api.context.active())) return work();
-      return tracer.startActiveSpan(
-        statementName(text),
-        {
-          kind: SpanKind.CLIENT,
-          attributes: {
-            'db.system.name': 'postgresql',
-            // The text as sent: placeholders ($1), never the values.
-            'db.query.text': text.length > MAX_STATEMENT ? text.slice(0, MAX_STATEMENT) : text,
-          },
-        },
-        async (span) => {
-          try {
-            return await work();
-          } catch (error) {
-            failed(span);
-            throw error;
-          } finally {
-            span.end();
-          }
-        },
-      );
-    },
     async flush() {
       await provider.forceFlush();
     },
@@ -136,11 +110,4 @@ export async function startTracing(options: { endpoint: string; serviceName?: st
   };
   active = started;
   return started;
-}
-
-/** `SELECT reviews`: the statement's verb and first table, the low-cardinality name OpenTelemetry asks for. */
-export function statementName(text: string): string {
-  const verb = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'SQL';
-  const table = /\b(?:from|into|update|join)\s+"?([A-Za-z_][\w]*)"?/i.exec(text)?.[1];
-  return table ? `${verb} ${table}` : verb;
 }

@@ -5,10 +5,10 @@ import { untilAborted } from '../db/cancellation';
 import type { Db } from '../db/client';
 import { hashApiKey, isWellFormedApiKey } from '../db/keys';
 import { kstToday } from '../db/kst';
-import { poolBusyIn, withStatementLane } from '../db/pool-gate';
+import { PoolBusyError, type PoolSlots } from '../db/pool-slots';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import { brandScopeName } from '../db/queries/brands';
-import { replicaFailureIn } from '../db/replica-failures';
+import { replicaFailureIn } from '../db/replicas';
 import { isPublicCode } from '../db/schema/columns';
 import type { RequestContext } from './context';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
@@ -61,42 +61,36 @@ function withoutOutputParsing<R>(built: R): R {
 // parameters (400, the operation's .input), brand (404), then the operation's own resource (404).
 
 /**
- * D-23: a call reads from one server, all of its statements: a replica in rotation when there is one
- * (`ctx.db`), else the primary; `ctx.primary` is always the primary, for what must be read there. Reads are
- * idempotent, so a replica that goes away costs its calls a retry on the primary, not an error:
- * - a call that failed for the replica's sake (db/replica-failures.ts) runs again, whole, on the primary;
- *   a lost connection also takes the replica out of rotation at once;
- * - a call still waiting on a replica when a check finds it unreachable (stalled, its answers stopped)
- *   runs again on the primary then, instead of waiting for its deadline; the permits its statements
- *   hold on the replica's pool come back within the gate's hold limit (D-21) if the replica never answers.
- * The response headers a call sets (a next page's Link) are those of the attempt whose answer is used.
+ * D-21, D-23: a call reads all of its statements from one server, a usable replica when there is one,
+ * else the primary, and holds one slot of that server's pool throughout (db/pool-slots.ts). Reads are
+ * idempotent: a call that failed for its replica's sake (db/replicas.ts replicaFailureIn), or found the
+ * replica's pool full, runs once more on the primary. A call that gets no slot of the primary's pool in
+ * time answers the 500 envelope with `Retry-After`.
  */
-async function routed<R extends { ok: boolean }>(
+async function onOneServer<R extends { ok: boolean; error?: unknown }>(
   ctx: RequestContext,
-  run: (servers: { db: Db; primary: Db; responseHeaders: Record<string, string> }) => Promise<R>,
+  run: (db: Db) => Promise<R>,
 ): Promise<R> {
-  const primary = ctx.db;
-  const onPrimary = { db: primary, primary, responseHeaders: ctx.responseHeaders };
-  const reads = ctx.reads;
-  const replica = reads?.pick();
-  if (!reads || !replica) return run(onPrimary);
-  const headers: Record<string, string> = {};
-  const unreachable = reads.whenUnreachable(replica);
-  const attempt = run({ db: replica.db, primary, responseHeaders: headers });
-  const result = await Promise.race([attempt, unreachable.then(() => undefined)]).finally(unreachable.cancel);
-  if (result?.ok) Object.assign(ctx.responseHeaders, headers);
-  if (result && (result.ok || ctx.signal.aborted)) return result;
-  if (result) {
-    const error = 'error' in result ? result.error : undefined;
-    const failure = replicaFailureIn(error);
-    if (!failure) {
-      Object.assign(ctx.responseHeaders, headers);
-      return result;
-    }
-    if (failure === 'lost') reads.lost(replica, error);
+  const replica = ctx.replicas?.pick();
+  if (replica) {
+    const result = await holding(replica.handle.slots, () => run(replica.handle.db)).catch((error: unknown) => {
+      if (error instanceof PoolBusyError) return undefined;
+      throw error;
+    });
+    const failure = result && !result.ok && !ctx.signal.aborted ? replicaFailureIn(result.error) : undefined;
+    if (failure === 'lost') ctx.replicas?.failed(replica);
+    if (result && !failure) return result;
   }
-  return run(onPrimary);
+  try {
+    return await holding(ctx.slots, () => run(ctx.db));
+  } catch (error) {
+    if (!(error instanceof PoolBusyError)) throw error;
+    ctx.responseHeaders['Retry-After'] = String(error.retryAfterSeconds);
+    throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: error });
+  }
 }
+
+const holding = <T>(slots: PoolSlots | undefined, work: () => Promise<T>) => (slots ? slots.run(work) : work());
 
 /** The caller's partner, once the key is accepted. */
 export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
@@ -163,35 +157,25 @@ function noteKey(ctx: RequestContext, key: ApiKeyState) {
 /**
  * A read of the key's partner: authenticated and rate limited (D-13, D-14), every call counted whatever
  * its outcome, a refused call not. A call whose transport admitted it already (a tRPC batch) uses that.
- * One middleware, in this order (each level of tRPC's middleware chain copies the call's context):
  * - D-22: the call's procedure names its request's operation (the first one, for the metrics and the
- *   access line; a batch is labelled by its transport), and is a span when tracing is on. Only procedures
- *   that exist get here, so the label's values are the router's names.
- * - D-20: the call runs under its request's signal (the client has gone, or the deadline passed). Its
- *   queries see the signal (db/cancellation.ts) and are cancelled with it; the call itself stops waiting
- *   at once and answers the 500 envelope, whatever a stalled store is doing.
- * - D-21: its statements run in the lane of the resource it reads (the router's first path segment:
- *   brands, users, shops, reviews, …), which may hold at most half the pool (db/pool-gate.ts). A call that
- *   got no connection in time answers the 500 envelope with `Retry-After`.
- * - then the key and the limit (admit).
+ *   access line; a batch is labelled by its transport), and is a span when tracing is on.
+ * - D-20: the call answers the 500 envelope once its request's signal aborts (the deadline passed, or the
+ *   client has gone), whatever a stalled store is doing; a statement still running then runs out under
+ *   statement_timeout.
  */
 export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
   if (ctx.access) ctx.access.operation ??= path;
-  const admitted = async () => {
+  const call = async () => {
     const partner = await (ctx.admission ?? admit(ctx, 1));
-    return routed(ctx, (servers) => next({ ctx: { partner, ...servers } }));
+    return next({ ctx: { partner } });
   };
   const bounded = async () => {
-    let result: Awaited<ReturnType<typeof admitted>>;
     try {
-      result = await untilAborted(ctx.signal, () => withStatementLane(path.split('.')[0] ?? path, admitted));
+      return await untilAborted(ctx.signal, call);
     } catch (error) {
       if (ctx.signal.aborted) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR', { cause: ctx.signal.reason });
       throw error;
     }
-    const busy = result.ok ? undefined : poolBusyIn(result.error);
-    if (busy) ctx.responseHeaders['Retry-After'] = String(busy.retryAfterSeconds);
-    return result;
   };
   const traced = tracing();
   return traced ? traced.procedure(path, bounded) : bounded();
@@ -212,7 +196,8 @@ export type RequestDay = { today: string };
 /**
  * A read inside one brand of the key's partner. The operation's parameters are validated first (400
  * before 404, D-13), then the brand is resolved in the partner's scope: a brand of another partner
- * answers exactly like a missing one (partner guide § Authentication).
+ * answers exactly like a missing one (partner guide § Authentication). Its reads then run on one server
+ * (onOneServer).
  */
 export function brandProcedure<Shape extends z.ZodRawShape>(
   parameters: Shape,
@@ -235,7 +220,7 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
     }
     const brand = await brandInScope(ctx, ctx.partner.partnerId, (input as { brand_code: string }).brand_code);
     if (!brand) throw new PartnerApiError('PARTNER_API_BRAND_NOT_FOUND');
-    return next({ ctx: { brand, today } });
+    return onOneServer(ctx, (db) => next({ ctx: { brand, today, db } }));
   });
 }
 

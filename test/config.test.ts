@@ -63,6 +63,15 @@ describe('configuration', () => {
     expect(parseConfig({ REQUEST_DEADLINE_MS: '2000' }).DB_POOL_WAIT_MS).toBe(500);
   });
 
+  it("bounds a statement and a wait for a lock below the deadline, with PostgreSQL's own timeouts (D-20, D-21)", () => {
+    expect(parseConfig({})).toMatchObject({ DB_STATEMENT_TIMEOUT_MS: 8_000, DB_LOCK_TIMEOUT_MS: 1_000 });
+    // A short deadline shortens both defaults with it.
+    expect(parseConfig({ REQUEST_DEADLINE_MS: '500' })).toMatchObject({
+      DB_STATEMENT_TIMEOUT_MS: 400,
+      DB_LOCK_TIMEOUT_MS: 400,
+    });
+  });
+
   it('reads the read replicas of the primary, their lag bound and check interval (D-23)', () => {
     expect(parseConfig({})).toMatchObject({
       DATABASE_REPLICA_URLS: [],
@@ -91,6 +100,8 @@ describe('configuration', () => {
     [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
     [{ DB_POOL_WAIT_MS: '10000' }, 'DB_POOL_WAIT_MS'],
     [{ DB_POOL_WAIT_MS: '0' }, 'DB_POOL_WAIT_MS'],
+    [{ DB_LOCK_TIMEOUT_MS: '0' }, 'DB_LOCK_TIMEOUT_MS'],
+    [{ DB_LOCK_TIMEOUT_MS: '9000' }, 'DB_LOCK_TIMEOUT_MS'],
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],

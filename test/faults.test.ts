@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withQuerySignal } from '../db/cancellation';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { parseConfig } from '../server/config';
@@ -44,7 +43,7 @@ describe.skipIf(DRIVER !== 'postgres')('PostgreSQL stalled or down (D-20)', () =
     proxied = await openDatabase({
       url: url.toString(),
       maxConnections: 4,
-      statementTimeoutMs: DEADLINE_MS - 500,
+      bounds: { statementTimeoutMs: DEADLINE_MS - 500, lockTimeoutMs: 500, poolWaitMs: 300 },
       connectTimeoutMs: 500,
     });
     const services = testServices(proxied.db, { REQUEST_DEADLINE_MS: String(DEADLINE_MS) });
@@ -85,12 +84,39 @@ describe.skipIf(DRIVER !== 'postgres')('PostgreSQL stalled or down (D-20)', () =
   }
 });
 
-describe(`a query whose request has gone does not run on (${DRIVER}; D-20)`, () => {
+describe.skipIf(DRIVER !== 'postgres')("PostgreSQL's own bounds on the server's connections (D-20)", () => {
+  it('statement_timeout ends a statement whose caller may have gone; its connection serves the next one', async () => {
+    const bounded = await openDatabase({
+      url: database.url ?? '',
+      maxConnections: 1,
+      bounds: { statementTimeoutMs: 300, lockTimeoutMs: 100, poolWaitMs: 100 },
+    });
+    try {
+      const code = (error: unknown) => (error as { cause?: { code?: string } }).cause?.code;
+      await expect(bounded.db.execute(sql`SELECT pg_sleep(5)`).catch(code)).resolves.toBe('57014');
+      expect(await bounded.rows(sql`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it('the CLIs open without them: no statement or lock timeout', async () => {
+    const unbounded = await openDatabase({ url: database.url ?? '', maxConnections: 1 });
+    try {
+      expect(await unbounded.rows(sql`SHOW statement_timeout`)).toEqual([{ statement_timeout: '0' }]);
+      expect(await unbounded.rows(sql`SHOW lock_timeout`)).toEqual([{ lock_timeout: '0' }]);
+    } finally {
+      await unbounded.close();
+    }
+  });
+});
+
+describe(`a client that goes away (${DRIVER}; D-20, D-22)`, () => {
   /**
-   * Holds what a query will wait for: on PostgreSQL a lock on the probe table from another session; on
-   * PGlite the single connection itself, by an open transaction.
+   * Holds what a query will wait for: on PostgreSQL a lock on `table` from another session; on PGlite the
+   * single connection itself, by an open transaction.
    */
-  async function holding(work: () => Promise<void>, table = 'cancel_probe') {
+  async function holding(work: () => Promise<void>, table: string) {
     let release = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;
@@ -124,76 +150,7 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20)`, () 
     }
   }
 
-  beforeAll(async () => {
-    await database.db.execute(sql`CREATE TABLE cancel_probe (n integer)`);
-  });
-
-  it('is cancelled (PostgreSQL) or dropped before it runs (PGlite) when its signal aborts', async () => {
-    const abandoned = new AbortController();
-    const kept = new AbortController();
-    let abandonedWrite: Promise<unknown> = Promise.resolve();
-    let keptWrite: Promise<unknown> = Promise.resolve();
-    await holding(async () => {
-      // A live statement first (on PGlite it is the one PGlite runs next), then the abandoned one.
-      keptWrite = withQuerySignal(kept.signal, () => database.db.execute(sql`INSERT INTO cancel_probe VALUES (2)`));
-      abandonedWrite = withQuerySignal(abandoned.signal, () =>
-        database.db.execute(sql`INSERT INTO cancel_probe VALUES (1)`),
-      ).catch((error: unknown) => error);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      abandoned.abort(new Error('client closed the connection'));
-      // Answered at once, while the lock (PostgreSQL) or the transaction (PGlite) still holds.
-      expect(await abandonedWrite).toBeInstanceOf(Error);
-    });
-    await keptWrite;
-    const rows = await database.rows<{ n: number }>(sql`SELECT n FROM cancel_probe ORDER BY n`);
-    expect(rows.map((row) => row.n)).toEqual([2]);
-  });
-
-  it.skipIf(DRIVER !== 'postgres')(
-    'a cancel reaches only its own statement: a live statement of the same text waiting for the connection runs once',
-    async () => {
-      // Two connections: the gone request's statement runs on the first, the second is busy, and a live
-      // statement of the same text comes next. It waits for a connection (never behind the gone one on
-      // its connection), and the cancel travels on the control client, so it reaches the gone statement
-      // while that still runs. Each run of the statement takes a number of a sequence.
-      await database.db.execute(sql`CREATE SEQUENCE IF NOT EXISTS cancel_runs`);
-      const pool = await openDatabase({ url: database.url ?? '', maxConnections: 2 });
-      try {
-        const statement = () => pool.db.execute(sql`SELECT nextval('cancel_runs') AS run, pg_sleep(0.6)`);
-        const [{ start } = { start: 0 }] = await database.rows<{ start: number }>(
-          sql`SELECT nextval('cancel_runs')::int AS start`,
-        );
-        const gone = new AbortController();
-        const abandoned = withQuerySignal(gone.signal, statement).catch((error: unknown) => error);
-        // drizzle's queries start when awaited: `then` sends this one now.
-        const busy = pool.db.execute(sql`SELECT pg_sleep(0.9)`).then(() => undefined);
-        await expect
-          .poll(async () => {
-            const [{ n } = { n: 0 }] = await database.rows<{ n: number }>(
-              sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%pg_sleep(0._)%' AND query NOT LIKE '%pg_stat_activity%'`,
-            );
-            return n;
-          })
-          .toBe(2);
-        const live = withQuerySignal(new AbortController().signal, statement);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        gone.abort(new Error('client closed the connection'));
-        // The gone statement is cancelled while it runs (long before its 0.6 s), the live one succeeds.
-        expect(await abandoned).toBeInstanceOf(Error);
-        await expect(live).resolves.toBeDefined();
-        await busy;
-        const [{ runs } = { runs: 0 }] = await database.rows<{ runs: number }>(
-          sql`SELECT (last_value - ${start})::int AS runs FROM cancel_runs`,
-        );
-        // The gone statement once, the live one once: nothing was cancelled in its place.
-        expect(runs).toBe(2);
-      } finally {
-        await pool.close();
-      }
-    },
-  );
-
-  it('a client that goes away aborts its request: the queued call never reaches the database', async () => {
+  it('is logged at info as abandoned (499), and the next call is served', async () => {
     const lines: string[] = [];
     const services = testServices(database.db);
     services.log = createLogger('info', (line) => lines.push(line));
@@ -208,14 +165,13 @@ describe(`a query whose request has gone does not run on (${DRIVER}; D-20)`, () 
       gone.abort();
       await call;
       await expect.poll(() => lines.join('\n'), { timeout: 5_000 }).toContain('client closed the connection');
-    }, 'brands');
+    }, 'shops');
     // The client's choice, not a fault (D-22): one access line at info, no error line.
     const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logged.filter((entry) => entry.level !== 'info')).toEqual([]);
     expect(logged.filter((entry) => entry.abandoned)).toEqual([
       expect.objectContaining({ msg: 'request', status: 499, cause: 'client closed the connection' }),
     ]);
-    // The next call is answered at once: nothing abandoned queued ahead of it.
     expect((await server.request(`/partner/v1/brands/${DEMO_BRAND}/shops`, { key: DEMO_KEYS.active })).status).toBe(
       200,
     );

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db/client';
-import { type BrandScope, brandScopeName, listBrands, loadBrandScopes } from '../db/queries/brands';
+import { type BrandEntry, brandScopeName, listBrands, loadBrandScopes } from '../db/queries/brands';
 import { findReview, listReviews } from '../db/queries/reviews';
 import { listShops } from '../db/queries/shops';
 import { findUser, listUsers } from '../db/queries/users';
@@ -24,7 +24,7 @@ beforeAll(async () => {
 const all = { page: 1, limit: 100 };
 
 /** The brand a partner's path names, as the brand directory holds it (server/directory.ts). */
-async function brandInScope(partnerId: number, brandCode: string): Promise<BrandScope | undefined> {
+async function brandInScope(partnerId: number, brandCode: string): Promise<BrandEntry | undefined> {
   return (await loadBrandScopes(database.db)).get(brandScopeName(partnerId, brandCode));
 }
 

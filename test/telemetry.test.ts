@@ -246,7 +246,7 @@ describe('the metrics listener (D-22)', () => {
 
   beforeAll(async () => {
     const registered = await enableMetrics();
-    registered.observeDatabase({ poolStats: () => ({ size: 4, inUse: 3, waiting: 2 }) });
+    registered.observeDatabase({ slots: { stats: () => ({ size: 4, inUse: 3, waiting: 2 }) } });
     registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });
     metricsServer = await startMetricsServer(registered.registry, { port: 0, host: '127.0.0.1', log: silentLogger });
     metricsBase = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`;

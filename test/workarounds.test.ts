@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { withoutStaleRows } from '../db/workarounds/postgres-js-stale-rows';
 import { ORIGINAL_HELPER, REPLACEMENT_HELPER, trpcObjectSpread } from '../scripts/workarounds/trpc-object-spread';
 
 // Every workaround for a third-party defect lives in a workarounds/ folder, one module a defect: the
@@ -39,6 +40,16 @@ describe('workarounds for third-party defects', () => {
       ).toBe(writtenFor.version);
     });
   }
+});
+
+describe('postgres.js stale rows (porsager/postgres#1119)', () => {
+  it("keep a result's last `count` rows: the leading empty slots are another statement's", () => {
+    const stale = Object.assign([undefined, undefined, { x: 1 }, { x: 2 }], { count: 2 });
+    expect([...withoutStaleRows(stale)]).toEqual([{ x: 1 }, { x: 2 }]);
+    const own = Object.assign([{ x: 1 }], { count: 1 });
+    expect(withoutStaleRows(own)).toBe(own);
+    expect([...withoutStaleRows(own)]).toEqual([{ x: 1 }]);
+  });
 });
 
 describe("tRPC's object spread helper, swapped in the vendored bundle", () => {

@@ -3,13 +3,19 @@ import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brands } from '../schema';
 import { type PageRequest, paginate } from './pagination';
+import type { CriticalRange } from './reviews/rules';
 
 /** A brand as every brand query takes it (tenancy): its row id, and the code its path names. */
 export type BrandScope = { id: number; brandCode: string };
 
-/** A brand as the directory (server/directory.ts) holds it: its scope, its partner, and the fields of GET /brands. */
+/**
+ * A brand as the directory (server/directory.ts) holds it: its scope, its partner, its dissatisfaction
+ * range (D-7: a review read takes it from here, on the primary and on a replica alike, D-23), and the
+ * fields of GET /brands.
+ */
 export type BrandEntry = BrandScope & {
   partnerId: number;
+  criticalRange: CriticalRange;
   listed: { brand_code: string; display_name: string; created_at: string };
 };
 
@@ -21,8 +27,7 @@ export function brandScopeName(partnerId: number, brandCode: string) {
 /**
  * Every brand under its partner (another partner's brand is a missing one: D-13), for the brand
  * directory, which resolves a path's brand_code and answers GET /brands without a round trip.
- * In the list order of D-9 (oldest first, then by code), which the map keeps. What a brand's other
- * answers depend on (its critical range, D-7) is read by each query itself, never from here.
+ * In the list order of D-9 (oldest first, then by code), which the map keeps.
  */
 export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> {
   const rows = await db
@@ -32,14 +37,17 @@ export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> 
       partnerId: brands.partnerId,
       displayName: brands.displayName,
       createdAt: brands.createdAt,
+      min: brands.criticalStarMin,
+      max: brands.criticalStarMax,
     })
     .from(brands)
     .orderBy(asc(brands.createdAt), asc(brands.brandCode));
   return new Map(
-    rows.map(({ displayName, createdAt, ...brand }) => [
+    rows.map(({ displayName, createdAt, min, max, ...brand }) => [
       brandScopeName(brand.partnerId, brand.brandCode),
       {
         ...brand,
+        criticalRange: { min, max },
         listed: { brand_code: brand.brandCode, display_name: displayName, created_at: kstTimestamp(createdAt) },
       },
     ]),

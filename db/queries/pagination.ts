@@ -21,7 +21,7 @@ export async function paginate<T>(
 /**
  * A LIMIT written into the statement's text instead of sent as a parameter. PostgreSQL plans a
  * LIMIT parameter as "a tenth of the rows", so a prepared list statement never earned a reusable generic
- * plan (db/plans.ts); with the number in the text it does, at the cost of one statement text per page
+ * plan (the review list, db/queries/reviews); with the number in the text it does, at the cost of one statement text per page
  * size (at most 101). drizzle types `.limit()` as a number or placeholder but renders any SQL chunk it is
  * given; test/plans.test.ts holds it to the text.
  */

@@ -1,7 +1,6 @@
 import { and, desc, eq, gte, lt, lte, type SQL, type SQLWrapper, type Subquery, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
-import { plannedPerCall } from '../plans';
 import { shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
@@ -16,18 +15,6 @@ export type ReportFilters = {
   platform?: (typeof platformEnum.enumValues)[number] | undefined;
   platform_shop_id?: string | undefined;
 };
-
-/**
- * Runs a report statement that reads the range's aggregate rows one by one (group_by date, week), planned
- * for its own values on every call (db/plans.ts): its best plan depends on the length of the range, and
- * PostgreSQL's cached generic plan took the range for a few rows and sorted a whole year of them for one
- * page of weeks (several times the PostgreSQL time of a plan made for the range, at 1M reviews).
- * The running-total reads (shop, platform, user) probe two rows per shop whatever the range, and stay
- * prepared.
- */
-export function plannedForItsRange<Query extends PromiseLike<unknown>>(query: Query): Promise<Awaited<Query>> {
-  return plannedPerCall(() => query) as Promise<Awaited<Query>>;
-}
 
 /** The optional platform and shop filters, on `shops`. */
 function shopFilter(filters: ReportFilters): SQL | undefined {

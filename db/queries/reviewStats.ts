@@ -4,7 +4,7 @@ import { reviewStatsDaily, shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, plannedForItsRange, reportConditions, shopRangeTotals, sumOf } from './report';
+import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Review statistics (partner guide § Review statistics), read only from the daily aggregate (D-6).
 
@@ -55,7 +55,7 @@ export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsF
     const query = (group_by === 'date' ? byDate(db, brand, filters) : byShop(db, brand, filters))
       .limit(literalLimit(limit))
       .offset(offset);
-    const rows = await (group_by === 'date' ? plannedForItsRange(query) : query);
+    const rows = await query;
     return rows.map((row) => ({
       group_by,
       date: row.date,

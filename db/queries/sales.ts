@@ -4,7 +4,7 @@ import { mondayOfDay } from '../kst';
 import { brandUsers, type SALES_PLATFORMS, salesDaily, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, plannedForItsRange, reportConditions, shopRangeTotals, sumOf } from './report';
+import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Sales (partner guide § Sales), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -32,7 +32,7 @@ export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
     const query = salesQuery(db, brand, filters).limit(literalLimit(limit)).offset(offset);
-    const rows = await (readsDays(group_by) ? plannedForItsRange(query) : query);
+    const rows = await query;
     return rows.map((row) => ({
       group_by,
       date: row.date,

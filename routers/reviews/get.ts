@@ -2,7 +2,6 @@ import { findReview } from '../../db/queries/reviews';
 import { PartnerApiError } from '../../server/errors';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
-import { reviewBrand } from './brand';
 import { getReviewMeta, getReviewOutput, getReviewParams } from './get.schema';
 
 /** GET /partner/v1/brands/{brand_code}/reviews/{review_id} (partner guide § Get one review). */
@@ -10,7 +9,7 @@ export const get = brandProcedure(getReviewParams)
   .meta(getReviewMeta)
   .output(getReviewOutput)
   .query(async ({ ctx, input }) => {
-    const review = await findReview(ctx.db, await reviewBrand(ctx), input.review_id);
+    const review = await findReview(ctx.db, ctx.brand, input.review_id);
     if (!review) throw new PartnerApiError('PARTNER_API_REVIEW_NOT_FOUND');
     return success(review);
   });

@@ -1,7 +1,6 @@
 import { listReviews } from '../../db/queries/reviews';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
-import { reviewBrand } from './brand';
 import { cursorPosition, encodeCursor, nextPageLink } from './cursor';
 import {
   LIST_REVIEWS_PATH,
@@ -18,7 +17,7 @@ export const list = brandProcedure(listReviewsParams, listReviewsCheck)
   .query(async ({ ctx, input: { brand_code: brandCode, page, limit, cursor, ...filters } }) => {
     const scope = { brandCode, filters };
     const after = cursor === undefined ? undefined : cursorPosition(cursor, scope);
-    const data = await listReviews(ctx.db, await reviewBrand(ctx), filters, { page, limit, after });
+    const data = await listReviews(ctx.db, ctx.brand, filters, { page, limit, after });
     const last = data.items.at(-1);
     if (data.has_next && last) {
       const next = encodeCursor({ writtenAt: new Date(last.date), reviewCode: last.review_id }, scope);

@@ -1,7 +1,6 @@
 import { and, desc, eq, gte, lt, lte, not, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../client';
 import { addDays, kstDayStart, kstTimestampOf } from '../../kst';
-import { plannedPerCall } from '../../plans';
 import { reviews, shops } from '../../schema';
 import { isPublicCode } from '../../schema/columns';
 import type { platformEnum } from '../../schema/enums';
@@ -95,9 +94,9 @@ function toReview(row: ReviewRow) {
  */
 type Bindings = {
   brand: number;
-  /** The brand's critical range as read on the primary, for a read on a replica (D-23). */
-  criticalMin?: number;
-  criticalMax?: number;
+  /** The brand's critical range, from the brand directory (D-7, D-23). */
+  criticalMin: number;
+  criticalMax: number;
   from?: Date;
   to?: Date;
   platformShopId?: string;
@@ -114,11 +113,8 @@ type Bindings = {
 };
 
 function bindingsOf(brand: ReviewBrand, filters: ReviewFilters, window: ReviewWindow): Bindings {
-  const bound: Bindings = { brand: brand.id };
-  if (brand.criticalRange) {
-    bound.criticalMin = brand.criticalRange.min;
-    bound.criticalMax = brand.criticalRange.max;
-  }
+  const { min: criticalMin, max: criticalMax } = brand.criticalRange;
+  const bound: Bindings = { brand: brand.id, criticalMin, criticalMax };
   if (filters.from !== undefined) bound.from = kstDayStart(filters.from);
   if (filters.to !== undefined) bound.to = kstDayStart(addDays(filters.to, 1));
   if (filters.platform_shop_id !== undefined) bound.platformShopId = filters.platform_shop_id;
@@ -148,13 +144,7 @@ function placeholdersOf(bound: Bindings): Bindings {
 
 /** The brand as the critical rule takes it, from the bindings (values or placeholders). */
 function criticalBrandOf(bound: Bindings): CriticalBrand {
-  return {
-    id: bound.brand,
-    criticalRange:
-      bound.criticalMin === undefined || bound.criticalMax === undefined
-        ? undefined
-        : { min: bound.criticalMin, max: bound.criticalMax },
-  };
+  return { criticalRange: { min: bound.criticalMin, max: bound.criticalMax } };
 }
 
 /** Each filter of partner guide § List reviews of a brand as one condition; absent filters add none. */
@@ -218,10 +208,10 @@ function listQuery(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: 
  * sense, a keyword's length class), its page size, a position, an offset. Calls of one shape share one
  * statement text, built once (building it was a large part of a call's cost).
  */
-function shapeOf(filters: ReviewFilters, window: ReviewWindow, bound: Bindings): string {
+function shapeOf(filters: ReviewFilters, window: ReviewWindow): string {
   const present = Object.keys(filters).filter((name) => filters[name as keyof ReviewFilters] !== undefined);
   const keyword = filters.keyword === undefined ? '' : [...filters.keyword].length >= 3 ? 'long' : 'short';
-  return `${present.sort().join(',')}|${filters.critical ?? ''}|${keyword}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}|${bound.criticalMin === undefined ? '' : 'range'}`;
+  return `${present.sort().join(',')}|${filters.critical ?? ''}|${keyword}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}`;
 }
 
 /** At most this many shapes are kept per database handle; past it the cache starts over. */
@@ -233,7 +223,7 @@ const prepared = new WeakMap<Db, Map<string, Prepared>>();
 function preparedList(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings): Prepared {
   const shapes = prepared.get(db) ?? new Map<string, Prepared>();
   prepared.set(db, shapes);
-  const shape = shapeOf(filters, window, bound);
+  const shape = shapeOf(filters, window);
   let statement = shapes.get(shape);
   if (!statement) {
     if (shapes.size >= MAX_SHAPES) shapes.clear();
@@ -253,7 +243,11 @@ function driverValues(bound: Bindings): Record<string, unknown> {
 
 /**
  * Reviews of all shops of the brand, a page at a time; with `after`, the page of the items
- * after that position (D-19: the caller allows it on page 1 only, so the offset is 0).
+ * after that position (D-19: the caller allows it on page 1 only, so the offset is 0). The statement is
+ * prepared once per shape and connection, and PostgreSQL may run it on a cached generic plan, except with
+ * a keyword: its best plan depends on how common the word is (the trigram or grams index, or the ordered
+ * index scan), and a plan cached after five common words would read a whole brand for an absent one, so
+ * that statement is sent unnamed and planned for its own word every time.
  */
 export function listReviews(
   db: Db,
@@ -263,13 +257,10 @@ export function listReviews(
 ) {
   return paginate(async (window) => {
     const bound = bindingsOf(brand, filters, { ...window, after });
-    const statement = preparedList(db, filters, { ...window, after }, bound);
-    const values = driverValues(bound);
-    // A keyword's best plan depends on how common the word is: never a cached one (db/plans.ts).
     const rows =
       filters.keyword === undefined
-        ? await statement.execute(values)
-        : await plannedPerCall(() => statement.execute(values));
+        ? await preparedList(db, filters, { ...window, after }, bound).execute(driverValues(bound))
+        : await listQuery(db, filters, { ...window, after }, bound);
     return rows.map(toReview);
   }, page);
 }

@@ -1,6 +1,5 @@
-import { eq, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
-import type { Db } from '../../client';
-import { brands, reviews } from '../../schema';
+import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { reviews } from '../../schema';
 import type { BrandScope } from '../brands';
 
 // The review rules (D-7, D-8) that are not plain columns, each defined once and used both for the
@@ -10,40 +9,23 @@ import type { BrandScope } from '../brands';
 export type CriticalRange = { min: number; max: number };
 
 /**
- * The brand a review read is for. `criticalRange`, when given, is the range as the primary holds it now
- * (loadCriticalRange): a read on a replica (D-23) takes it from there, so a change still applies at once.
+ * The brand a review read is for, with its range as the brand directory holds it (at most 1 s old,
+ * server/directory.ts), so a read on a replica (D-23) follows a change as a read on the primary does.
  */
-export type ReviewBrand = BrandScope & { criticalRange?: CriticalRange | undefined };
+export type ReviewBrand = BrandScope & { criticalRange: CriticalRange };
 
 /** What the critical rule reads of a brand: values, or placeholders of a statement prepared once per shape. */
 export type CriticalBrand = {
-  id: BrandScope['id'] | SQLWrapper;
-  criticalRange?: { min: number | SQLWrapper; max: number | SQLWrapper } | undefined;
+  criticalRange: { min: number | SQLWrapper; max: number | SQLWrapper };
 };
 
 /**
  * is_critical (D-7): the star bucket (rating rounded down, 0.5 as 1, none as 0) falls in the
  * brand's current dissatisfaction range, OR the stored AI judgement is negative. An unrated review is in
- * bucket 0, outside every range, so the AI alone decides for it. Without a range given, the range is read
- * by the statement itself (each bound once per statement, an InitPlan), so a change applies to the next
- * call at once.
+ * bucket 0, outside every range, so the AI alone decides for it.
  */
-export function isCritical(brand: CriticalBrand): SQL<boolean> {
-  const range = brand.criticalRange;
-  const bound = (column: SQLWrapper, given: number | SQLWrapper | undefined) =>
-    given === undefined
-      ? sql`(SELECT ${column} FROM ${brands} WHERE ${brands.id} = ${brand.id})`
-      : sql`${given}::smallint`;
-  return sql<boolean>`(${reviews.starBucket} BETWEEN ${bound(brands.criticalStarMin, range?.min)} AND ${bound(brands.criticalStarMax, range?.max)} OR ${reviews.aiNegative})`;
-}
-
-/** The brand's dissatisfaction range now, on `db` (the primary, D-23); undefined if the brand is gone. */
-export async function loadCriticalRange(db: Db, brand: BrandScope): Promise<CriticalRange | undefined> {
-  const [row] = await db
-    .select({ min: brands.criticalStarMin, max: brands.criticalStarMax })
-    .from(brands)
-    .where(eq(brands.id, brand.id));
-  return row;
+export function isCritical({ criticalRange: range }: CriticalBrand): SQL<boolean> {
+  return sql<boolean>`(${reviews.starBucket} BETWEEN ${range.min}::smallint AND ${range.max}::smallint OR ${reviews.aiNegative})`;
 }
 
 /** `%`, `_` and `\` are literal in a keyword (D-8): escape them for LIKE's default escape character. */
