@@ -153,7 +153,7 @@ describe.skipIf(!installed)(`/docs in Chromium (skipped when ${CHROMIUM} is abse
     });
   }
 
-  it('lists every operation of the router, and "Try it out" with the demo key answers 200', async () => {
+  it('lists every operation of the router; "Try it out" fills in no dates, and with the demo key answers 200', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     // Offline: every request the page makes stays on this server.
     const foreign: string[] = [];
@@ -183,6 +183,16 @@ describe.skipIf(!installed)(`/docs in Chromium (skipped when ${CHROMIUM} is abse
     await status.waitFor();
     await expect(status.textContent()).resolves.toContain('200');
     await expect(operation.locator('.live-responses-table').textContent()).resolves.toContain('chicken-house');
+
+    // "Try it out" fills in no value of its own: `from` and `to` left empty take the documented defaults.
+    const stats = page.locator('.opblock', {
+      has: page.locator('[data-path="/partner/v1/brands/{brand_code}/review-stats"]'),
+    });
+    await stats.locator('.opblock-summary').click();
+    await stats.locator('button.try-out__btn').click();
+    for (const name of ['from', 'to']) {
+      await expect(stats.locator(`tr[data-param-name="${name}"] input`).inputValue(), name).resolves.toBe('');
+    }
 
     await operation.locator('.live-responses-table').scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs-try-it-out.png') });
