@@ -75,7 +75,9 @@ export function describeDatabaseFailure(error: unknown, url: string | undefined)
         ? cause.address
         : `${cause.address}:${cause.port}`
       : configured?.at;
-  const where = `PostgreSQL at ${address ?? 'an unknown address'}${configured?.database ? ` (database "${configured.database}")` : ''}`;
+  const where = url
+    ? `PostgreSQL at ${address ?? 'the configured address'}${configured?.database ? ` (database "${configured.database}")` : ''}`
+    : 'the embedded database (PGlite)';
   if (typeof cause.severity === 'string') {
     // The server answered: its message names the object (`database "x" does not exist`).
     const hint = code === '42P01' ? '; is the database migrated (npm run db:migrate)?' : '';
