@@ -10,7 +10,8 @@ import { startServer, testServices } from './support/services';
 
 // D-15: /docs works in a real browser, offline: Debian's Chromium, headless, driven by playwright-core
 // against an in-process server. Without /usr/bin/chromium (a fresh machine) the file is skipped and says
-// why; .ci/run installs the package. The screenshot is kept in test/artifacts/ (git-ignored).
+// why; .ci/run installs the package. The screenshot is kept in test/artifacts/ (git-ignored). Every code
+// block of every page must be readable (WCAG contrast), and no page may log a console error.
 
 const CHROMIUM = '/usr/bin/chromium';
 const installed = existsSync(CHROMIUM);
