@@ -14,12 +14,12 @@ const CLOSED = 'postgres://operator:secret@127.0.0.1:1/reports';
 const COMMANDS = ['migrate', 'seed', 'aggregate', 'keys', 'partners', 'brands', 'openapi'];
 
 async function run(command: string, args: string[], env: Record<string, string> = {}) {
+  const script = command === 'main' ? 'server/main.ts' : `server/cli/${command}.ts`;
   try {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', `server/cli/${command}.ts`, ...args],
-      { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', DATABASE_URL: CLOSED, ...env } },
-    );
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script, ...args], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'info', DATABASE_URL: CLOSED, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
@@ -51,6 +51,16 @@ describe('every command', () => {
     expect(verbose.stderr.split('\n')[0]).toBe(answer.stderr.trim());
     expect(verbose.stderr).toContain('Failed query');
     expect(verbose.stderr).not.toContain('secret');
+  });
+});
+
+describe('npm start', () => {
+  it('names the cause of a database failure in one line too', async () => {
+    const answer = await run('main', [], { PORT: '0' });
+    expect(answer.code).toBe(1);
+    expect(answer.stderr).toBe(
+      'failed to start: cannot connect to PostgreSQL at 127.0.0.1:1 (database "reports"): connection refused (ECONNREFUSED)\n',
+    );
   });
 });
 
