@@ -27,16 +27,19 @@ const CONNECT_CODES: Record<string, string> = {
 /** SQLSTATE classes that mean the session never started: 08 connection, 28 authorization, 3D catalog, 57P. */
 const CONNECT_STATES = /^(08|28|3D|57P)/;
 
+/** postgres.js's own connection codes: no other client raises them. */
+const POSTGRES_JS_CODES = /^(CONNECT_TIMEOUT|CONNECTION_(CLOSED|ENDED|DESTROYED))$/;
+
 /**
- * The driver's error in a chain of causes: the server's answer (it has a severity), a connection code
- * above, or whatever coded error a drizzle query failed with. Other coded errors (a bad argument) are not
- * the database's.
+ * The driver's error in a chain of causes: the server's answer (it has a severity), a connection error of
+ * postgres.js, or any coded error a drizzle query failed with (a socket's ECONNREFUSED, say). A socket
+ * error outside a query (Redis refusing, a file missing) is not the database's.
  */
 function driverError(error: unknown): DriverError | undefined {
   let wrapped = false;
   for (let current = error, depth = 0; current instanceof Error && depth < 10; depth++) {
     const { code, severity } = current as DriverError;
-    if (typeof severity === 'string' || (typeof code === 'string' && (code in CONNECT_CODES || wrapped))) {
+    if (typeof severity === 'string' || (typeof code === 'string' && (POSTGRES_JS_CODES.test(code) || wrapped))) {
       return current as DriverError;
     }
     wrapped ||= current instanceof DrizzleQueryError;

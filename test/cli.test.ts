@@ -110,5 +110,9 @@ describe('a database failure in one line', () => {
     expect(describeDatabaseFailure(new Error('no partner named X'), URL)).toBeUndefined();
     const usage = Object.assign(new TypeError("Unknown option '--x'"), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' });
     expect(describeDatabaseFailure(usage, URL)).toBeUndefined();
+    // A socket error outside a query: another service (Redis) or a file, not the database.
+    const redis = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+    expect(describeDatabaseFailure(redis, URL)).toBeUndefined();
+    expect(describeDatabaseFailure(Object.assign(new Error('no such file'), { code: 'ENOENT' }), URL)).toBeUndefined();
   });
 });
