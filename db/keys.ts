@@ -1,4 +1,5 @@
 import { hash, randomInt } from 'node:crypto';
+import { addDays, isCalendarDay, kstDayStart } from './kst';
 
 // D-4: keys are stored as SHA-256 (hex) plus a short display prefix; the plain key is shown once at issue.
 
@@ -28,4 +29,30 @@ export function generateApiKey(): string {
   let body = '';
   for (let i = 0; i < 32; i++) body += BASE62[randomInt(BASE62.length)];
   return `pk_live_${body}`;
+}
+
+/**
+ * An expiry as the keys CLI takes it, in KST like every date of the service (D-5):
+ * - a day, `2027-06-30`: the key works through the end of that KST day, and expires at the next day's
+ *   00:00 KST (2027-07-01T00:00:00+09:00);
+ * - a time, `2027-06-30T12:00` or with seconds: that KST time, unless it carries its own offset
+ *   (`Z`, `+09:00`, `-05:00`).
+ * Days that do not exist (2027-02-30) and hours past 23 are refused, not rolled over.
+ */
+export function parseExpiry(text: string): Date {
+  const match = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:\d{2})?)?$/.exec(text);
+  const [, day, hours, minutes, seconds = '00', offset = '+09:00'] = match ?? [];
+  if (!day || !isCalendarDay(day)) {
+    throw new Error(`not a day (YYYY-MM-DD) or a time (YYYY-MM-DDTHH:MM[:SS][offset]): ${text}`);
+  }
+  if (hours === undefined) return kstDayStart(addDays(day, 1));
+  if (
+    Number(hours) > 23 ||
+    Number(minutes) > 59 ||
+    Number(seconds) > 59 ||
+    !/^(Z|[+-](0\d|1[0-4]):[0-5]\d)$/.test(offset)
+  ) {
+    throw new Error(`not a time: ${text}`);
+  }
+  return new Date(`${day}T${hours}:${minutes}:${seconds}${offset}`);
 }

@@ -24,18 +24,24 @@ const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js']);
 const GUIDE = path.resolve(import.meta.dirname, '../docs/partner-guide.md');
 const SDK_GUIDE = path.resolve(import.meta.dirname, '../sdk/README.md');
 
-// The prose rules apply inside <main> only: the reference page renders Swagger UI outside it, whose own
-// styles (e.g. the white text of its version badges on their grey pill) a page-wide `pre` rule would undo.
+// The prose rules apply to the guides' <main class="prose"> only: Swagger UI draws its own <main> and code
+// blocks (white on dark), which a rule on `main pre` or a page-wide `pre` would paint white on light grey.
 const STYLE = `
   body { font: 16px/1.55 system-ui, sans-serif; margin: 0; color: #1f2328; }
   nav { padding: 12px 24px; background: #1b2838; }
   nav a { color: #fff; margin-right: 24px; text-decoration: none; font-weight: 600; }
-  main { max-width: 960px; margin: 0 auto; padding: 8px 24px 48px; }
-  main pre, main code { font: 14px/1.45 ui-monospace, monospace; background: #f3f4f6; }
-  main pre { padding: 12px; overflow-x: auto; }
-  main table { border-collapse: collapse; margin: 12px 0; }
-  main th, main td { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; vertical-align: top; }
+  .prose { max-width: 960px; margin: 0 auto; padding: 8px 24px 48px; }
+  .prose pre, .prose code { font: 14px/1.45 ui-monospace, monospace; background: #f3f4f6; }
+  .prose pre { padding: 12px; overflow-x: auto; }
+  .prose table { border-collapse: collapse; margin: 12px 0; }
+  .prose th, .prose td { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; vertical-align: top; }
 `;
+
+/** The pages' icon, inline: a browser then asks the server for no /favicon.ico. */
+const ICON =
+  "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E" +
+  "%3Crect width='16' height='16' rx='3' fill='%231b2838'/%3E%3Cpath d='M4 12V4h4.5a2.5 2.5 0 0 1 0 5H4' " +
+  "stroke='%23fff' stroke-width='2' fill='none'/%3E%3C/svg%3E";
 
 const NAV = `<nav>
   <a href="/docs">Partner guide</a>
@@ -51,6 +57,7 @@ function page(title: string, head: string, body: string) {
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${title}</title>
+  <link rel="icon" href="${ICON}">
   <style>${STYLE}</style>
   ${head}
 </head>
@@ -65,7 +72,7 @@ ${body}
 /** Markdown of the repository as a page. It is ours, so its HTML is trusted as written. */
 function renderMarkdown(title: string, markdown: string): string {
   const html = new Marked(gfmHeadingId()).parse(markdown, { async: false });
-  return page(title, '', `<main>${html}</main>`);
+  return page(title, '', `<main class="prose">${html}</main>`);
 }
 
 /** The partner guide as HTML. */
@@ -78,20 +85,14 @@ export function renderSdkGuide(markdown = readFileSync(SDK_GUIDE, 'utf8')): stri
   return renderMarkdown('Partner Reporting API: TypeScript SDK', markdown);
 }
 
-// The reference page points "Try it out" at the server it is served from: the document's own server is
-// the address a partner was given (a variable defaulting to a local `npm start`), listed second.
+// The document's server is relative ('/'): "Try it out" calls the server that serves the page.
 const REFERENCE = page(
   'Partner Reporting API: reference',
   '<link rel="stylesheet" href="/docs/assets/swagger-ui.css">',
   `<div id="reference"></div>
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script>
-  fetch('/partner/v1/openapi.json')
-    .then((response) => response.json())
-    .then((spec) => {
-      spec.servers = [{ url: window.location.origin, description: 'This server' }, ...(spec.servers || [])];
-      SwaggerUIBundle({ spec, dom_id: '#reference', deepLinking: true });
-    });
+  SwaggerUIBundle({ url: '/partner/v1/openapi.json', dom_id: '#reference', deepLinking: true });
 </script>`,
 );
 
@@ -198,8 +199,10 @@ export function docsRouter(openApiDocument: () => object): Router {
       return [file, once(() => staticBody(type, readFileSync(at), statSync(at).mtime, ASSET_CACHE))] as const;
     }),
   );
-  // Only the exact spelling of a path is served (D-12): `/DOCS` and `/docs/` are other paths.
+  // Only the exact spelling of a path is served (D-12): `/DOCS` is another path; `/docs/` is redirected.
   const router = express.Router({ caseSensitive: true, strict: true });
+  // The site's front doors lead to the guide.
+  router.get(['/', '/docs/'], (_req, res) => res.redirect(302, '/docs'));
   router.get('/partner/v1/openapi.json', (req, res, next) => sendStatic(req, res, document()).catch(next));
   router.get('/docs', (req, res, next) => sendStatic(req, res, guide()).catch(next));
   router.get('/docs/sdk', (req, res, next) => sendStatic(req, res, sdkGuide()).catch(next));

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openDatabase } from '../db/client';
 import { defaultDemoCacheDir, openEmbeddedDemo } from '../db/embedded';
+import { failureLines } from '../db/failure';
 import { Replicas } from '../db/replicas';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { scheduleDailyAggregate } from './aggregate-schedule';
@@ -249,12 +250,12 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T | Error | type
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`${error.message}\n`);
-  } else {
-    process.stderr.write(
-      `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-  }
+  // One line with the cause (a database failure: what, where, which database); the stack on request.
+  const verbose = process.argv.includes('--verbose') || process.env.LOG_LEVEL === 'debug';
+  process.stderr.write(
+    error instanceof ConfigError
+      ? `${error.message}\n`
+      : `failed to start: ${failureLines(error, process.env.DATABASE_URL, verbose)}`,
+  );
   process.exit(1);
 });

@@ -6,7 +6,7 @@ import { restRoutes } from './routes';
 // The OpenAPI 3 document of the REST facade (D-15), generated from the router, then finished where the
 // library stops short of what generated clients need: parameter descriptions on the Parameter
 // object, the response headers of D-12/D-14/D-19 as reusable components, every error an operation can
-// answer with a schema per status narrow enough to type it, declared tags, a usable server. The committed
+// answer with a schema per status narrow enough to type it, declared tags, a relative server. The committed
 // copy (openapi.json, `npm run openapi`) is this function's output.
 
 type Json = Record<string, unknown>;
@@ -134,12 +134,13 @@ export function openApiDocument(): OpenAPIObject {
     },
   });
 
-  // The partner's base address (partner guide § Base address and versions); by default `npm start`'s (D-1).
+  // Relative: the server that serves the document (OpenAPI 3.1 § Server Object), whatever its address.
   document.servers = [
     {
-      url: '{base_url}',
-      description: 'The service address you were given: scheme, host and port (paths start with /partner/v1).',
-      variables: { base_url: { default: 'http://127.0.0.1:3000' } },
+      url: '/',
+      description:
+        'The server this document is served from. With a downloaded copy: the address you were given ' +
+        '(paths start with /partner/v1).',
     },
   ];
 
@@ -179,7 +180,7 @@ export function openApiDocument(): OpenAPIObject {
     schemas: { ...Object.fromEntries(schemas), ...errorSchemas() },
     headers: HEADERS,
   };
-  return withoutSafeIntegerBounds(document) as OpenAPIObject;
+  return withoutLibraryNoise(document) as OpenAPIObject;
 }
 
 /** Descriptions on the Parameter object, where client generators read them, not only in its schema. */
@@ -190,6 +191,9 @@ function finishParameters(operation: Operation) {
       parameter.description ??= description;
       delete parameter.schema?.description;
     }
+    // An example of a parameter is a value "Try it out" fills in: a fixed day in `from` and `to` would
+    // narrow every call to that day. Parameters are described in words instead.
+    delete parameter.schema?.example;
   }
   if (operation.parameters?.some((parameter) => parameter.in === 'query')) {
     operation.description = [operation.description, QUERY_RULES].filter(Boolean).join('\n\n');
@@ -205,7 +209,6 @@ function errorSchemas(): Record<string, Json> {
         type: 'object',
         description: ERROR_DESCRIPTIONS[code],
         required: ['status', 'status_code', 'message'],
-        additionalProperties: false,
         properties: {
           status: { type: 'string', const: code },
           status_code: { type: 'integer', const: ERROR_CATALOGUE[code].httpStatus },
@@ -248,18 +251,22 @@ function errorResponses(codes: PartnerErrorCode[]): Record<string, Json> {
 }
 
 /**
- * zod writes `.int()` as bounds of ±(2^53 − 1) (JavaScript's safe integers). They are no rule of this API,
- * and generators turn them into noise or int64 types, so they are left out.
+ * Two things the library writes that are no rule of this API, left out:
+ * - zod writes `.int()` as bounds of ±(2^53 − 1) (JavaScript's safe integers), which generators turn into
+ *   noise or int64 types;
+ * - `additionalProperties: false` on every object: v1 may add a field to an answer (partner guide § Base
+ *   address and versions), which a client generated strict would then refuse.
  */
-function withoutSafeIntegerBounds(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutSafeIntegerBounds);
+function withoutLibraryNoise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutLibraryNoise);
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
     Object.entries(value)
       .filter(
         ([key, field]) =>
-          !((key === 'minimum' || key === 'maximum') && Math.abs(field as number) === Number.MAX_SAFE_INTEGER),
+          !((key === 'minimum' || key === 'maximum') && Math.abs(field as number) === Number.MAX_SAFE_INTEGER) &&
+          !(key === 'additionalProperties' && field === false),
       )
-      .map(([key, field]) => [key, withoutSafeIntegerBounds(field)]),
+      .map(([key, field]) => [key, withoutLibraryNoise(field)]),
   );
 }

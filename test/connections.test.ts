@@ -288,7 +288,6 @@ describe('edges of HTTP, in the envelope (D-12)', () => {
     '/DOCS',
     '/Docs',
     '/docs/SDK',
-    '/docs/',
     '/DOCS/reference',
     '/docs/Reference',
     '/docs/ASSETS/swagger-ui.css',

@@ -10,7 +10,8 @@ import { startServer, testServices } from './support/services';
 
 // D-15: /docs works in a real browser, offline: Debian's Chromium, headless, driven by playwright-core
 // against an in-process server. Without /usr/bin/chromium (a fresh machine) the file is skipped and says
-// why; .ci/run installs the package. The screenshot is kept in test/artifacts/ (git-ignored).
+// why; .ci/run installs the package. The screenshot is kept in test/artifacts/ (git-ignored). Every code
+// block of every page must be readable (WCAG contrast), and no page may log a console error.
 
 const CHROMIUM = '/usr/bin/chromium';
 const installed = existsSync(CHROMIUM);
@@ -88,7 +89,72 @@ describe.skipIf(!installed)(`/docs in Chromium (skipped when ${CHROMIUM} is abse
     await page.close();
   });
 
-  it('lists every operation of the router, and "Try it out" with the demo key answers 200', async () => {
+  // WCAG 2 contrast of every visible pre and code element against the background it is painted on. The
+  // version badges of Swagger UI's header are its own design (white on a coloured pill) and checked above.
+  for (const at of ['/docs', '/docs/sdk', '/docs/reference']) {
+    it(`shows every code block of ${at} readable: a contrast of 4.5 or more, no console error`, async () => {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+      const errors: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error') errors.push(message.text());
+      });
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.goto(`${base}${at}`);
+      if (at === '/docs/reference') {
+        // Open every operation, so its parameters, examples and responses are drawn.
+        await page.locator('.opblock-summary').first().waitFor();
+        for (const summary of await page.locator('.opblock-summary').all()) await summary.click();
+        await page.locator('.opblock-body .microlight').first().waitFor();
+      }
+      const blocks = await page.locator('pre, code').evaluateAll((nodes) =>
+        nodes
+          .filter((node) => (node as unknown as { getClientRects(): { length: number } }).getClientRects().length > 0)
+          .filter((node) => !node.closest('.info .title small'))
+          .map((node) => {
+            const style = (globalThis as unknown as { getComputedStyle(element: unknown): CSSColours })
+              .getComputedStyle;
+            const channels = (colour: string) => (colour.match(/[\d.]+/g) ?? []).map(Number);
+            const luminance = ([r = 0, g = 0, b = 0]: number[]) => {
+              const linear = (value: number) => {
+                const channel = value / 255;
+                return channel <= 0.03928 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+              };
+              return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+            };
+            // The effective background: the translucent layers behind the element, laid over the first
+            // opaque one (or the page's white), nearest last.
+            const layers: number[][] = [];
+            for (let behind: typeof node | null = node; behind; behind = behind.parentElement) {
+              const [r = 0, g = 0, b = 0, alpha = 1] = channels(style(behind).backgroundColor);
+              if (style(behind).backgroundColor === 'transparent' || alpha === 0) continue;
+              layers.push([r, g, b, alpha]);
+              if (alpha === 1) break;
+            }
+            const background = layers.reduceRight(
+              (under, [r = 0, g = 0, b = 0, alpha = 1]) => [
+                r * alpha + (under[0] ?? 0) * (1 - alpha),
+                g * alpha + (under[1] ?? 0) * (1 - alpha),
+                b * alpha + (under[2] ?? 0) * (1 - alpha),
+              ],
+              [255, 255, 255],
+            );
+            const [light, dark] = [luminance(channels(style(node).color)), luminance(background)].sort((a, b) => b - a);
+            return {
+              text: (node.textContent ?? '').trim().slice(0, 40),
+              colours: `${style(node).color} on rgb(${background.map(Math.round).join(', ')})`,
+              contrast: ((light ?? 0) + 0.05) / ((dark ?? 0) + 0.05),
+            };
+          }),
+      );
+      expect(blocks.length).toBeGreaterThan(3);
+      const unreadable = blocks.filter((block) => block.contrast < 4.5);
+      expect(unreadable, `${unreadable.length} of ${blocks.length} code blocks`).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+  }
+
+  it('lists every operation of the router; "Try it out" fills in no dates, and with the demo key answers 200', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     // Offline: every request the page makes stays on this server.
     const foreign: string[] = [];
@@ -118,6 +184,16 @@ describe.skipIf(!installed)(`/docs in Chromium (skipped when ${CHROMIUM} is abse
     await status.waitFor();
     await expect(status.textContent()).resolves.toContain('200');
     await expect(operation.locator('.live-responses-table').textContent()).resolves.toContain('chicken-house');
+
+    // "Try it out" fills in no value of its own: `from` and `to` left empty take the documented defaults.
+    const stats = page.locator('.opblock', {
+      has: page.locator('[data-path="/partner/v1/brands/{brand_code}/review-stats"]'),
+    });
+    await stats.locator('.opblock-summary').click();
+    await stats.locator('button.try-out__btn').click();
+    for (const name of ['from', 'to']) {
+      await expect(stats.locator(`tr[data-param-name="${name}"] input`).inputValue(), name).resolves.toBe('');
+    }
 
     await operation.locator('.live-responses-table').scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(ARTIFACTS, 'docs-try-it-out.png') });

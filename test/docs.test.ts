@@ -68,11 +68,25 @@ describe('/docs', () => {
     const html = String(page.body);
     expect(html).toContain('/partner/v1/openapi.json');
     const sources = [...html.matchAll(/(?:src|href)="([^"#]+)"/g)].map((match) => match[1] as string);
-    expect(sources.filter((source) => !source.startsWith('/'))).toEqual([]);
+    // Its own paths, or inline (the icon).
+    expect(sources.filter((source) => !source.startsWith('/') && !source.startsWith('data:'))).toEqual([]);
     for (const asset of sources.filter((source) => source.startsWith('/docs/assets/'))) {
       const response = await fetch(`${server.base}${asset}`);
       expect(response.status, asset).toBe(200);
       await response.arrayBuffer();
+    }
+  });
+
+  it.each(['/', '/docs/'])('leads %s to the guide at /docs', async (at) => {
+    const response = await fetch(`${server.base}${at}`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe('/docs');
+    await response.arrayBuffer();
+  });
+
+  it('gives every page an inline icon, so no browser asks for /favicon.ico', async () => {
+    for (const at of ['/docs', '/docs/sdk', '/docs/reference']) {
+      expect(String((await server.request(at)).body), at).toMatch(/<link rel="icon" href="data:image\/svg\+xml,/);
     }
   });
 

@@ -1,6 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { displayPrefixOf, generateApiKey, hashApiKey } from '../db/keys';
-import { findPartnerByName, insertApiKey, revokeApiKey, setApiKeyExpiry } from '../db/queries/apiKeys';
+import { displayPrefixOf, generateApiKey, hashApiKey, parseExpiry } from '../db/keys';
+import {
+  createBrand,
+  createPartner,
+  findPartnerByName,
+  insertApiKey,
+  listApiKeys,
+  listPartners,
+  revokeApiKey,
+  setApiKeyExpiry,
+  setPartnerActive,
+} from '../db/queries/apiKeys';
 import { NOW, openTestDatabase } from './support/database';
 import { expectPartnerError } from './support/errors';
 import { callerFor, testServices } from './support/services';
@@ -50,5 +60,61 @@ describe('API keys (D-4)', () => {
     afterTheDirectoryBound();
     await expectPartnerError(api.brands.list({}), 'PARTNER_API_KEY_INACTIVE');
     expect(await revokeApiKey(database.db, 999_999, NOW)).toBe(false);
+  });
+});
+
+describe('expiries as the keys CLI reads them (KST, D-5)', () => {
+  it('take a day as valid through the end of that KST day: the key expires at the next 00:00 KST', () => {
+    expect(parseExpiry('2027-06-30').toISOString()).toBe('2027-06-30T15:00:00.000Z');
+    expect(parseExpiry('2027-12-31').toISOString()).toBe('2027-12-31T15:00:00.000Z');
+  });
+
+  it('read a time without an offset as KST, and one with an offset as written', () => {
+    expect(parseExpiry('2027-06-30T12:00').toISOString()).toBe('2027-06-30T03:00:00.000Z');
+    expect(parseExpiry('2027-06-30T12:00:30').toISOString()).toBe('2027-06-30T03:00:30.000Z');
+    expect(parseExpiry('2027-06-30T03:00Z').toISOString()).toBe('2027-06-30T03:00:00.000Z');
+    expect(parseExpiry('2027-06-30T12:00+09:00').toISOString()).toBe('2027-06-30T03:00:00.000Z');
+  });
+
+  it.each([
+    '2027-02-30',
+    '2027-13-01',
+    '2027-6-30',
+    '2027-06-30T24:00',
+    '2027-06-30T12:60',
+    '30/06/2027',
+    'tomorrow',
+    '',
+  ])('refuse %j rather than roll it over', (text) => {
+    expect(() => parseExpiry(text)).toThrow();
+  });
+});
+
+describe('a fresh database made usable without SQL (partners and brands CLIs)', () => {
+  it('creates a partner and a brand whose new key reads that brand; a deactivated partner shows in the key list', async () => {
+    const partner = await createPartner(database.db, 'Fresh Partner');
+    if (!partner) throw new Error('partner not created');
+    await createBrand(database.db, { partnerId: partner.id, brandCode: 'fresh-brand', displayName: 'Fresh Brand' });
+    const key = generateApiKey();
+    await insertApiKey(database.db, {
+      partnerId: partner.id,
+      keyHash: hashApiKey(key),
+      displayPrefix: displayPrefixOf(key),
+    });
+    afterTheDirectoryBound();
+    const api = callerFor(services, key);
+    expect((await api.brands.list({})).data.items.map((brand) => brand.brand_code)).toEqual(['fresh-brand']);
+    expect((await listPartners(database.db)).find((row) => row.name === 'Fresh Partner')).toMatchObject({
+      active: true,
+      brands: 1,
+      keys: 1,
+    });
+
+    expect(await setPartnerActive(database.db, 'Fresh Partner', false)).toBe(true);
+    afterTheDirectoryBound();
+    await expectPartnerError(api.brands.list({}), 'PARTNER_API_FORBIDDEN');
+    const listed = (await listApiKeys(database.db)).filter((row) => row.partner === 'Fresh Partner');
+    expect(listed.map((row) => row.partnerActive)).toEqual([false]);
+    expect(await setPartnerActive(database.db, 'No Such Partner', true)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
-import { asc, eq, sql } from 'drizzle-orm';
+import { asc, countDistinct, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { apiKeys, partners } from '../schema';
+import { apiKeys, brands, partners } from '../schema';
 
 const keyState = {
   keyHash: apiKeys.keyHash,
@@ -44,11 +44,13 @@ export async function insertApiKey(
   return row;
 }
 
+/** Every key with its partner's name and state, by partner then id. */
 export function listApiKeys(db: Db) {
   return db
     .select({
       id: apiKeys.id,
       partner: partners.name,
+      partnerActive: partners.isActive,
       prefix: apiKeys.displayPrefix,
       label: apiKeys.label,
       createdAt: apiKeys.createdAt,
@@ -74,4 +76,53 @@ export async function revokeApiKey(db: Db, id: number, at: Date) {
 export async function setApiKeyExpiry(db: Db, id: number, expiresAt: Date | null) {
   const rows = await db.update(apiKeys).set({ expiresAt }).where(eq(apiKeys.id, id)).returning({ id: apiKeys.id });
   return rows.length > 0;
+}
+
+// Partner and brand administration, for the partners and brands CLIs: what a fresh database needs before
+// its first key.
+
+export async function createPartner(db: Db, name: string) {
+  const [row] = await db.insert(partners).values({ name }).returning({ id: partners.id, name: partners.name });
+  return row;
+}
+
+/** Every partner with its state and its number of brands and keys. */
+export function listPartners(db: Db) {
+  return db
+    .select({
+      id: partners.id,
+      name: partners.name,
+      active: partners.isActive,
+      brands: countDistinct(brands.id),
+      keys: countDistinct(apiKeys.id),
+    })
+    .from(partners)
+    .leftJoin(brands, eq(brands.partnerId, partners.id))
+    .leftJoin(apiKeys, eq(apiKeys.partnerId, partners.id))
+    .groupBy(partners.id)
+    .orderBy(asc(partners.name));
+}
+
+/** Activates or deactivates a partner (D-13: a deactivated partner's keys answer 403). False: no such partner. */
+export async function setPartnerActive(db: Db, name: string, active: boolean) {
+  const rows = await db
+    .update(partners)
+    .set({ isActive: active })
+    .where(eq(partners.name, name))
+    .returning({ id: partners.id });
+  return rows.length > 0;
+}
+
+export async function createBrand(db: Db, brand: { partnerId: number; brandCode: string; displayName: string }) {
+  const [row] = await db.insert(brands).values(brand).returning({ id: brands.id, brandCode: brands.brandCode });
+  return row;
+}
+
+/** Every brand with its partner's name, by partner then code. */
+export function listBrands(db: Db) {
+  return db
+    .select({ code: brands.brandCode, name: brands.displayName, partner: partners.name })
+    .from(brands)
+    .innerJoin(partners, eq(partners.id, brands.partnerId))
+    .orderBy(asc(partners.name), asc(brands.brandCode));
 }

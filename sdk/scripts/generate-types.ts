@@ -33,6 +33,40 @@ type Procedure = {
   _def: { type: string; meta?: { openapi?: { path?: string; summary?: string } }; inputs: Schema[]; output?: Schema };
 };
 
+/**
+ * Names for the answers partners handle most. Each is printed once, and wherever the same type is printed
+ * again (the list's items and the single read, say) its name stands instead, so an editor's hover shows
+ * `Review`, not the whole object.
+ */
+const NAMED: { name: string; doc: string; call: [string, string]; item: boolean }[] = [
+  { name: 'Brand', doc: 'A brand of your partner account.', call: ['brands', 'list'], item: true },
+  {
+    name: 'User',
+    doc: 'A shop owner registered in a brand, with the platform accounts they linked.',
+    call: ['users', 'get'],
+    item: false,
+  },
+  { name: 'Shop', doc: 'A shop of a brand on one platform.', call: ['shops', 'list'], item: true },
+  {
+    name: 'Review',
+    doc: 'A review, as the list and the single-review call answer it.',
+    call: ['reviews', 'get'],
+    item: false,
+  },
+  {
+    name: 'ReviewStatsRow',
+    doc: 'A row of review statistics: one variant per `group_by`, told apart by it.',
+    call: ['reviewStats', 'list'],
+    item: true,
+  },
+  {
+    name: 'SalesRow',
+    doc: 'A row of sales: one variant per `group_by`, told apart by it.',
+    call: ['sales', 'list'],
+    item: true,
+  },
+];
+
 export function generateTypes(): string {
   const { checker, probe } = compileProbe();
   const exported = (name: string) => {
@@ -58,6 +92,18 @@ export function generateTypes(): string {
     if (!symbol) throw new Error(`the router's inferred types lack ${name}`);
     return checker.getTypeOfSymbol(symbol);
   };
+
+  const namedLines: string[] = [];
+  for (const { name, doc, call, item } of NAMED) {
+    const [namespace, procedureName] = call;
+    const procedure = procedures[`${namespace}.${procedureName}`] as Procedure;
+    const data = member(member(member(outputs, namespace), procedureName), 'data');
+    const dataSchema = procedure._def.output && childOf(procedure._def.output, 'data');
+    const type = item ? elementType(checker, member(data, 'items')) : data;
+    if (!type) throw new Error(`${name}: ${namespace}.${procedureName} answers no items`);
+    const schema = item ? dataSchema && elementOf(childOf(dataSchema, 'items') as Schema) : dataSchema;
+    namedLines.push(`/** ${doc} */`, `export type ${name} = ${printer.name(type, schema, name)};`, '');
+  }
 
   const inputLines: string[] = [];
   const outputLines: string[] = [];
@@ -117,6 +163,7 @@ export function generateTypes(): string {
     '/** Every error code the API answers with (the `status` of the error envelope). */',
     `export type PartnerErrorCode = ${codes};`,
     '',
+    ...namedLines,
     '/** The parameters of each call: path and query parameters of the REST door in one object. */',
     'export interface PartnerApiInputs {',
     ...inputLines,
@@ -173,7 +220,25 @@ function typePrinter(checker: ts.TypeChecker) {
   const isObject = (type: ts.Type) =>
     (type.flags & ts.TypeFlags.Object) !== 0 && !checker.isArrayType(type) && type.getCallSignatures().length === 0;
 
+  /** Printed answer types (at the outermost indent) and the name that stands for each. */
+  const names = new Map<string, string>();
+
+  /** Prints `type` as the definition of `name`, which from now on stands for the same type elsewhere. */
+  function name(type: ts.Type, schema: Schema | undefined, typeName: string): string {
+    const printed = printType(type, schema, '', 'output');
+    names.set(printed, typeName);
+    return printed;
+  }
+
   function print(type: ts.Type, schema: Schema | undefined, indent: string, side: Side): string {
+    if (side === 'output' && names.size && (type.isUnion() || isObject(type))) {
+      const named = names.get(printType(type, schema, '', side));
+      if (named) return named;
+    }
+    return printType(type, schema, indent, side);
+  }
+
+  function printType(type: ts.Type, schema: Schema | undefined, indent: string, side: Side): string {
     // Unions member by member, so no name of the server's (e.g. `Raw<number>` of routers/shared/params.ts)
     // is printed, with `true | false` as boolean and null/undefined last.
     if (type.isUnion()) {
@@ -224,7 +289,7 @@ function typePrinter(checker: ts.TypeChecker) {
     }
     return checker.typeToString(type, undefined, flags);
   }
-  return { print };
+  return { print, name };
 }
 
 /**

@@ -18,6 +18,276 @@ export type PartnerErrorCode =
   | 'PARTNER_API_RATE_LIMITED'
   | 'PARTNER_API_INTERNAL_ERROR';
 
+/** A brand of your partner account. */
+export type Brand = {
+  /** Brand identifier, used in paths. */
+  brand_code: string;
+  /** Brand name. */
+  display_name: string;
+  /** Brand creation time (KST). */
+  created_at: string;
+};
+
+/** A shop owner registered in a brand, with the platform accounts they linked. */
+export type User = {
+  /** User identifier, used in the single-user path. */
+  user_code: string;
+  /** Display name (branch name). */
+  display_name: string;
+  /** Platform accounts the user linked. */
+  platform_accounts: {
+    /** A delivery or place-listing platform. */
+    platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+    /** ACTIVE: linked, the platform has an active shop; INACTIVE: linked, no active shop; ERROR: link error, collection stopped; LINKING: link in progress. */
+    status: 'ACTIVE' | 'INACTIVE' | 'ERROR' | 'LINKING';
+  }[];
+  /** Time registered in the brand (KST). */
+  created_at: string;
+};
+
+/** A shop of a brand on one platform. */
+export type Shop = {
+  /** Shop name as registered on the platform. */
+  name: string;
+  /** A delivery or place-listing platform. */
+  platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+  /** Platform-side shop id; matches the same field in reviews. */
+  platform_shop_id: string;
+  /** Platform category. */
+  category_name: string;
+  /** ACTIVE: linked, reviews collected; INACTIVE: link stopped, nothing collected; FAILED: platform login error, nothing collected. */
+  status: 'ACTIVE' | 'INACTIVE' | 'FAILED';
+  /** The brand user the shop belongs to; null if none. */
+  user: {
+    user_code: string;
+    display_name: string;
+  } | null;
+  /** Head-office administrators assigned to the shop (not shop owners; assignment does not mean alerts). */
+  managers: {
+    /** Manager name. */
+    display_name: string;
+    /** OWNER, MANAGER or SUPERVISOR; null when none. */
+    role: 'OWNER' | 'MANAGER' | 'SUPERVISOR' | null;
+  }[];
+  /** The authoritative list of dissatisfied-review alert recipients; at most 3. */
+  critical_review_alerts: {
+    /** Number that receives alerts. */
+    phone_number: string;
+    /** false: registered but nothing is sent. */
+    enabled: boolean;
+    /** Owner of the number; null if it belongs to no administrator. */
+    manager: {
+      /** Manager name. */
+      display_name: string;
+      /** OWNER, MANAGER or SUPERVISOR; null when none. */
+      role: 'OWNER' | 'MANAGER' | 'SUPERVISOR' | null;
+    } | null;
+  }[];
+};
+
+/** A review, as the list and the single-review call answer it. */
+export type Review = {
+  /** Review identifier, used in the single-review path. */
+  review_id: string;
+  /** Platform-side shop id; matches the shop field. */
+  platform_shop_id: string;
+  shop_name: string;
+  /** A delivery or place-listing platform. */
+  platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+  /** Review written time (KST). */
+  date: string;
+  /** Review text; empty string for a star-only review. */
+  content: string;
+  /** 0.5 to 5 in steps of 0.5; null without a star rating. Where a rating is rounded down, 0.5 counts as 1. */
+  rating: number | null;
+  /** Ordered menus; null when none. */
+  menus: string[] | null;
+  /** An owner-direct reply counts as REPLIED; scheduled or failed replies as NOT_REPLIED. */
+  reply_status: 'REPLIED' | 'NOT_REPLIED';
+  /** Reply text; null when not replied. */
+  reply_content: string | null;
+  /** Reply time (KST); null when not replied. */
+  reply_date: string | null;
+  /** Dissatisfied review: the rating rounded down is in the brand's dissatisfaction range, or the AI judged the text negative. */
+  is_critical: boolean;
+  /** A reply was posted or a negative-review alert was sent. */
+  is_handled: boolean;
+};
+
+/** A row of review statistics: one variant per `group_by`, told apart by it. */
+export type ReviewStatsRow =
+  | {
+      /** Reviews written in the period (sum of the days). */
+      review_count: number;
+      /** Of those, the ones replied when the aggregate was built. */
+      reply_count: number;
+      /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
+      rating_counts: {
+        one: number;
+        two: number;
+        three: number;
+        four: number;
+        five: number;
+      };
+      /** Aggregation unit. */
+      group_by: 'date';
+      /** Aggregation day (KST). */
+      date: string;
+      /** Null for group_by=date. */
+      platform_shop_id: null;
+      /** Null for group_by=date. */
+      shop_name: null;
+      /** Null for group_by=date. */
+      platform: null;
+    }
+  | {
+      /** Reviews written in the period (sum of the days). */
+      review_count: number;
+      /** Of those, the ones replied when the aggregate was built. */
+      reply_count: number;
+      /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
+      rating_counts: {
+        one: number;
+        two: number;
+        three: number;
+        four: number;
+        five: number;
+      };
+      /** Aggregation unit. */
+      group_by: 'shop';
+      /** Null for group_by=shop. */
+      date: null;
+      /** Platform-side shop id. */
+      platform_shop_id: string;
+      /** Shop name. */
+      shop_name: string;
+      /** A delivery or place-listing platform. */
+      platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+    }
+  | {
+      /** Reviews written in the period (sum of the days). */
+      review_count: number;
+      /** Of those, the ones replied when the aggregate was built. */
+      reply_count: number;
+      /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
+      rating_counts: {
+        one: number;
+        two: number;
+        three: number;
+        four: number;
+        five: number;
+      };
+      /** Aggregation unit. */
+      group_by: 'platform';
+      /** Null for group_by=platform. */
+      date: null;
+      /** Null for group_by=platform. */
+      platform_shop_id: null;
+      /** Null for group_by=platform. */
+      shop_name: null;
+      /** A delivery or place-listing platform. */
+      platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
+    };
+
+/** A row of sales: one variant per `group_by`, told apart by it. */
+export type SalesRow =
+  | {
+      /** Aggregation unit. */
+      group_by: 'shop';
+      /** Null for group_by=shop. */
+      date: null;
+      /** Null for group_by=shop. */
+      week_start: null;
+      /** Platform-side shop id. */
+      platform_shop_id: string;
+      /** Shop name. */
+      shop_name: string;
+      /** A platform whose sales are collected: BAEMIN, CPEATS or YOGIYO. */
+      platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO';
+      /** The shop's brand user; null for a shop without one. */
+      user: {
+        user_code: string;
+        display_name: string;
+      } | null;
+      /** Summed sales of the period, in won. */
+      sales_amount: number;
+    }
+  | {
+      /** Aggregation unit. */
+      group_by: 'platform';
+      /** Null for group_by=platform. */
+      date: null;
+      /** Null for group_by=platform. */
+      week_start: null;
+      /** Null for group_by=platform. */
+      platform_shop_id: null;
+      /** Null for group_by=platform. */
+      shop_name: null;
+      /** A platform whose sales are collected: BAEMIN, CPEATS or YOGIYO. */
+      platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO';
+      /** Null for group_by=platform. */
+      user: null;
+      /** Summed sales of the period, in won. */
+      sales_amount: number;
+    }
+  | {
+      /** Aggregation unit. */
+      group_by: 'user';
+      /** Null for group_by=user. */
+      date: null;
+      /** Null for group_by=user. */
+      week_start: null;
+      /** Null for group_by=user. */
+      platform_shop_id: null;
+      /** Null for group_by=user. */
+      shop_name: null;
+      /** Null for group_by=user. */
+      platform: null;
+      /** The brand user of the group; null for the group of the shops without a user (D-10). */
+      user: {
+        user_code: string;
+        display_name: string;
+      } | null;
+      /** Summed sales of the period, in won. */
+      sales_amount: number;
+    }
+  | {
+      /** Aggregation unit. */
+      group_by: 'date';
+      /** Aggregation day (KST). */
+      date: string;
+      /** Null for group_by=date. */
+      week_start: null;
+      /** Null for group_by=date. */
+      platform_shop_id: null;
+      /** Null for group_by=date. */
+      shop_name: null;
+      /** Null for group_by=date. */
+      platform: null;
+      /** Null for group_by=date. */
+      user: null;
+      /** Summed sales of the period, in won. */
+      sales_amount: number;
+    }
+  | {
+      /** Aggregation unit. */
+      group_by: 'week';
+      /** Null for group_by=week. */
+      date: null;
+      /** Monday of the week (KST). Only days inside the range are summed. */
+      week_start: string;
+      /** Null for group_by=week. */
+      platform_shop_id: null;
+      /** Null for group_by=week. */
+      shop_name: null;
+      /** Null for group_by=week. */
+      platform: null;
+      /** Null for group_by=week. */
+      user: null;
+      /** Summed sales of the period, in won. */
+      sales_amount: number;
+    };
+
 /** The parameters of each call: path and query parameters of the REST door in one object. */
 export interface PartnerApiInputs {
   brands: {
@@ -223,14 +493,7 @@ export interface PartnerApiInputs {
 export interface PartnerApiOutputs {
   brands: {
     list: {
-      items: {
-        /** Brand identifier, used in paths. */
-        brand_code: string;
-        /** Brand name. */
-        display_name: string;
-        /** Brand creation time (KST). */
-        created_at: string;
-      }[];
+      items: Brand[];
       /** The page returned. */
       page: number;
       /** The page size asked for. */
@@ -241,21 +504,7 @@ export interface PartnerApiOutputs {
   };
   users: {
     list: {
-      items: {
-        /** User identifier, used in the single-user path. */
-        user_code: string;
-        /** Display name (branch name). */
-        display_name: string;
-        /** Platform accounts the user linked. */
-        platform_accounts: {
-          /** A delivery or place-listing platform. */
-          platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
-          /** ACTIVE: linked, the platform has an active shop; INACTIVE: linked, no active shop; ERROR: link error, collection stopped; LINKING: link in progress. */
-          status: 'ACTIVE' | 'INACTIVE' | 'ERROR' | 'LINKING';
-        }[];
-        /** Time registered in the brand (KST). */
-        created_at: string;
-      }[];
+      items: User[];
       /** The page returned. */
       page: number;
       /** The page size asked for. */
@@ -263,62 +512,11 @@ export interface PartnerApiOutputs {
       /** Whether a further page has at least one item. */
       has_next: boolean;
     };
-    get: {
-      /** User identifier, used in the single-user path. */
-      user_code: string;
-      /** Display name (branch name). */
-      display_name: string;
-      /** Platform accounts the user linked. */
-      platform_accounts: {
-        /** A delivery or place-listing platform. */
-        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
-        /** ACTIVE: linked, the platform has an active shop; INACTIVE: linked, no active shop; ERROR: link error, collection stopped; LINKING: link in progress. */
-        status: 'ACTIVE' | 'INACTIVE' | 'ERROR' | 'LINKING';
-      }[];
-      /** Time registered in the brand (KST). */
-      created_at: string;
-    };
+    get: User;
   };
   shops: {
     list: {
-      items: {
-        /** Shop name as registered on the platform. */
-        name: string;
-        /** A delivery or place-listing platform. */
-        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
-        /** Platform-side shop id; matches the same field in reviews. */
-        platform_shop_id: string;
-        /** Platform category. */
-        category_name: string;
-        /** ACTIVE: linked, reviews collected; INACTIVE: link stopped, nothing collected; FAILED: platform login error, nothing collected. */
-        status: 'ACTIVE' | 'INACTIVE' | 'FAILED';
-        /** The brand user the shop belongs to; null if none. */
-        user: {
-          user_code: string;
-          display_name: string;
-        } | null;
-        /** Head-office administrators assigned to the shop (not shop owners; assignment does not mean alerts). */
-        managers: {
-          /** Manager name. */
-          display_name: string;
-          /** OWNER, MANAGER or SUPERVISOR; null when none. */
-          role: 'OWNER' | 'MANAGER' | 'SUPERVISOR' | null;
-        }[];
-        /** The authoritative list of dissatisfied-review alert recipients; at most 3. */
-        critical_review_alerts: {
-          /** Number that receives alerts. */
-          phone_number: string;
-          /** false: registered but nothing is sent. */
-          enabled: boolean;
-          /** Owner of the number; null if it belongs to no administrator. */
-          manager: {
-            /** Manager name. */
-            display_name: string;
-            /** OWNER, MANAGER or SUPERVISOR; null when none. */
-            role: 'OWNER' | 'MANAGER' | 'SUPERVISOR' | null;
-          } | null;
-        }[];
-      }[];
+      items: Shop[];
       /** The page returned. */
       page: number;
       /** The page size asked for. */
@@ -329,33 +527,7 @@ export interface PartnerApiOutputs {
   };
   reviews: {
     list: {
-      items: {
-        /** Review identifier, used in the single-review path. */
-        review_id: string;
-        /** Platform-side shop id; matches the shop field. */
-        platform_shop_id: string;
-        shop_name: string;
-        /** A delivery or place-listing platform. */
-        platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
-        /** Review written time (KST). */
-        date: string;
-        /** Review text; empty string for a star-only review. */
-        content: string;
-        /** 0.5 to 5 in steps of 0.5; null without a star rating. Where a rating is rounded down, 0.5 counts as 1. */
-        rating: number | null;
-        /** Ordered menus; null when none. */
-        menus: string[] | null;
-        /** An owner-direct reply counts as REPLIED; scheduled or failed replies as NOT_REPLIED. */
-        reply_status: 'REPLIED' | 'NOT_REPLIED';
-        /** Reply text; null when not replied. */
-        reply_content: string | null;
-        /** Reply time (KST); null when not replied. */
-        reply_date: string | null;
-        /** Dissatisfied review: the rating rounded down is in the brand's dissatisfaction range, or the AI judged the text negative. */
-        is_critical: boolean;
-        /** A reply was posted or a negative-review alert was sent. */
-        is_handled: boolean;
-      }[];
+      items: Review[];
       /** The page returned. */
       page: number;
       /** The page size asked for. */
@@ -363,110 +535,11 @@ export interface PartnerApiOutputs {
       /** Whether a further page has at least one item. */
       has_next: boolean;
     };
-    get: {
-      /** Review identifier, used in the single-review path. */
-      review_id: string;
-      /** Platform-side shop id; matches the shop field. */
-      platform_shop_id: string;
-      shop_name: string;
-      /** A delivery or place-listing platform. */
-      platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
-      /** Review written time (KST). */
-      date: string;
-      /** Review text; empty string for a star-only review. */
-      content: string;
-      /** 0.5 to 5 in steps of 0.5; null without a star rating. Where a rating is rounded down, 0.5 counts as 1. */
-      rating: number | null;
-      /** Ordered menus; null when none. */
-      menus: string[] | null;
-      /** An owner-direct reply counts as REPLIED; scheduled or failed replies as NOT_REPLIED. */
-      reply_status: 'REPLIED' | 'NOT_REPLIED';
-      /** Reply text; null when not replied. */
-      reply_content: string | null;
-      /** Reply time (KST); null when not replied. */
-      reply_date: string | null;
-      /** Dissatisfied review: the rating rounded down is in the brand's dissatisfaction range, or the AI judged the text negative. */
-      is_critical: boolean;
-      /** A reply was posted or a negative-review alert was sent. */
-      is_handled: boolean;
-    };
+    get: Review;
   };
   reviewStats: {
     list: {
-      items: (
-        | {
-            /** Reviews written in the period (sum of the days). */
-            review_count: number;
-            /** Of those, the ones replied when the aggregate was built. */
-            reply_count: number;
-            /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
-            rating_counts: {
-              one: number;
-              two: number;
-              three: number;
-              four: number;
-              five: number;
-            };
-            /** Aggregation unit. */
-            group_by: 'date';
-            /** Aggregation day (KST). */
-            date: string;
-            /** Null for group_by=date. */
-            platform_shop_id: null;
-            /** Null for group_by=date. */
-            shop_name: null;
-            /** Null for group_by=date. */
-            platform: null;
-          }
-        | {
-            /** Reviews written in the period (sum of the days). */
-            review_count: number;
-            /** Of those, the ones replied when the aggregate was built. */
-            reply_count: number;
-            /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
-            rating_counts: {
-              one: number;
-              two: number;
-              three: number;
-              four: number;
-              five: number;
-            };
-            /** Aggregation unit. */
-            group_by: 'shop';
-            /** Null for group_by=shop. */
-            date: null;
-            /** Platform-side shop id. */
-            platform_shop_id: string;
-            /** Shop name. */
-            shop_name: string;
-            /** A delivery or place-listing platform. */
-            platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
-          }
-        | {
-            /** Reviews written in the period (sum of the days). */
-            review_count: number;
-            /** Of those, the ones replied when the aggregate was built. */
-            reply_count: number;
-            /** Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none. */
-            rating_counts: {
-              one: number;
-              two: number;
-              three: number;
-              four: number;
-              five: number;
-            };
-            /** Aggregation unit. */
-            group_by: 'platform';
-            /** Null for group_by=platform. */
-            date: null;
-            /** Null for group_by=platform. */
-            platform_shop_id: null;
-            /** Null for group_by=platform. */
-            shop_name: null;
-            /** A delivery or place-listing platform. */
-            platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO' | 'DDANGYO' | 'NAVER' | 'MUKKEBI';
-          }
-      )[];
+      items: ReviewStatsRow[];
       /** The page returned. */
       page: number;
       /** The page size asked for. */
@@ -477,104 +550,7 @@ export interface PartnerApiOutputs {
   };
   sales: {
     list: {
-      items: (
-        | {
-            /** Aggregation unit. */
-            group_by: 'shop';
-            /** Null for group_by=shop. */
-            date: null;
-            /** Null for group_by=shop. */
-            week_start: null;
-            /** Platform-side shop id. */
-            platform_shop_id: string;
-            /** Shop name. */
-            shop_name: string;
-            /** A platform whose sales are collected: BAEMIN, CPEATS or YOGIYO. */
-            platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO';
-            /** The shop's brand user; null for a shop without one. */
-            user: {
-              user_code: string;
-              display_name: string;
-            } | null;
-            /** Summed sales of the period, in won. */
-            sales_amount: number;
-          }
-        | {
-            /** Aggregation unit. */
-            group_by: 'platform';
-            /** Null for group_by=platform. */
-            date: null;
-            /** Null for group_by=platform. */
-            week_start: null;
-            /** Null for group_by=platform. */
-            platform_shop_id: null;
-            /** Null for group_by=platform. */
-            shop_name: null;
-            /** A platform whose sales are collected: BAEMIN, CPEATS or YOGIYO. */
-            platform: 'BAEMIN' | 'CPEATS' | 'YOGIYO';
-            /** Null for group_by=platform. */
-            user: null;
-            /** Summed sales of the period, in won. */
-            sales_amount: number;
-          }
-        | {
-            /** Aggregation unit. */
-            group_by: 'user';
-            /** Null for group_by=user. */
-            date: null;
-            /** Null for group_by=user. */
-            week_start: null;
-            /** Null for group_by=user. */
-            platform_shop_id: null;
-            /** Null for group_by=user. */
-            shop_name: null;
-            /** Null for group_by=user. */
-            platform: null;
-            /** The brand user of the group; null for the group of the shops without a user (D-10). */
-            user: {
-              user_code: string;
-              display_name: string;
-            } | null;
-            /** Summed sales of the period, in won. */
-            sales_amount: number;
-          }
-        | {
-            /** Aggregation unit. */
-            group_by: 'date';
-            /** Aggregation day (KST). */
-            date: string;
-            /** Null for group_by=date. */
-            week_start: null;
-            /** Null for group_by=date. */
-            platform_shop_id: null;
-            /** Null for group_by=date. */
-            shop_name: null;
-            /** Null for group_by=date. */
-            platform: null;
-            /** Null for group_by=date. */
-            user: null;
-            /** Summed sales of the period, in won. */
-            sales_amount: number;
-          }
-        | {
-            /** Aggregation unit. */
-            group_by: 'week';
-            /** Null for group_by=week. */
-            date: null;
-            /** Monday of the week (KST). Only days inside the range are summed. */
-            week_start: string;
-            /** Null for group_by=week. */
-            platform_shop_id: null;
-            /** Null for group_by=week. */
-            shop_name: null;
-            /** Null for group_by=week. */
-            platform: null;
-            /** Null for group_by=week. */
-            user: null;
-            /** Summed sales of the period, in won. */
-            sales_amount: number;
-          }
-      )[];
+      items: SalesRow[];
       /** The page returned. */
       page: number;
       /** The page size asked for. */

@@ -20,7 +20,8 @@ export type PaginateOptions = Omit<RequestOptions, 'signal'> & {
   /**
    * Called when every item of a page has been taken from the iterator, with that page's answer. Its
    * `nextCursor` is where to resume (`paginate(list, { ...filters, cursor })`) without repeating or skipping
-   * an item already handled; undefined on the last page and for lists without cursors.
+   * an item already handled; undefined on the last page and for lists without cursors. A walk that stops
+   * inside a page, or before this has saved, resumes from the previous cursor and replays that page.
    */
   onPage?: ((page: WithResponse<Page<unknown>>) => void | Promise<void>) | undefined;
 };

@@ -1,20 +1,10 @@
-import type { PartnerApiInputs, PartnerApiOutputs } from './api.generated.js';
+import type { PartnerApiInputs, Review } from './api.generated.js';
 
 // Names for the types partners use most, so nobody writes `PartnerApiOutputs['reviews']['list']['items']
-// [number]`. They are aliases of the generated types (which carry the field docs), not copies.
+// [number]`. The answers (Brand, User, Shop, Review, ReviewStatsRow, SalesRow) are named where they are
+// generated, so hovers show the name; these are aliases of the generated types, not copies.
 
-/** A brand of your partner account. */
-export type Brand = PartnerApiOutputs['brands']['list']['items'][number];
-/** A shop owner registered in a brand, with the platform accounts they linked. */
-export type User = PartnerApiOutputs['users']['get'];
-/** A shop of a brand on one platform. */
-export type Shop = PartnerApiOutputs['shops']['list']['items'][number];
-/** A review, as the list and the single-review call answer it. */
-export type Review = PartnerApiOutputs['reviews']['get'];
-/** A row of review statistics: one variant per `group_by`, told apart by it. */
-export type ReviewStatsRow = PartnerApiOutputs['reviewStats']['list']['items'][number];
-/** A row of sales: one variant per `group_by`, told apart by it. */
-export type SalesRow = PartnerApiOutputs['sales']['list']['items'][number];
+export type { Brand, Review, ReviewStatsRow, SalesRow, Shop, User } from './api.generated.js';
 
 /** A delivery or place-listing platform. */
 export type Platform = Review['platform'];

@@ -1,12 +1,13 @@
-import { parseArgs } from 'node:util';
 import { buildDailyAggregate } from '../../db/aggregate';
 import { openConfiguredDatabase, runCli } from './database';
 
-// npm run aggregate [-- --full]: builds the daily aggregate of D-6 (every KST day before today) in
-// DATABASE_URL: incrementally from the change log when it can, every row anew with --full.
-// Safe beside running servers: the job's advisory lock makes concurrent runs wait for each other.
-runCli(async () => {
-  const { values } = parseArgs({ options: { full: { type: 'boolean', default: false } } });
+const USAGE = `usage: npm run aggregate [-- --full] [--verbose]
+
+Builds the daily aggregate (D-6: every KST day before today) in DATABASE_URL: incrementally from the change
+log when it can, every row anew with --full. Safe beside running servers: the job's advisory lock makes
+concurrent runs wait for each other.`;
+
+runCli(USAGE, { full: { type: 'boolean', default: false } }, async ({ values }) => {
   const database = await openConfiguredDatabase();
   try {
     const started = Date.now();

@@ -1,4 +1,6 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { openDatabase } from '../../db/client';
+import { failureLines } from '../../db/failure';
 import { ConfigError, parseConfig } from '../config';
 
 /** The configured database for a CLI: DATABASE_URL is required (the embedded default lives in memory). */
@@ -10,13 +12,61 @@ export async function openConfiguredDatabase() {
   return openDatabase({ url: config.DATABASE_URL, maxConnections: 2 });
 }
 
-/** Runs a CLI body, printing one line and exiting 1 on failure. */
-export function runCli(body: () => Promise<void>) {
-  body().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-      process.exit(1);
-    },
-  );
+/** The options every command takes. */
+const COMMON = {
+  help: { type: 'boolean', short: 'h' },
+  verbose: { type: 'boolean' },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** A usage mistake: one line and a pointer to --help, exit status 2. */
+export class UsageError extends Error {}
+
+/**
+ * Runs a command: `--help` prints `usage` and does nothing else; arguments are parsed strictly (an unknown
+ * option is a usage error); a failure prints one line (a database failure's cause, where and which database,
+ * db/failure.ts) and exits 1, with `--verbose` or LOG_LEVEL=debug also the stack.
+ */
+export function runCli<const O extends ParseArgsOptionsConfig>(
+  usage: string,
+  options: O,
+  body: (args: { values: ParsedValues<O>; positionals: string[] }) => Promise<void>,
+) {
+  const verbose = process.argv.includes('--verbose') || process.env.LOG_LEVEL === 'debug';
+  const fail = (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message} (--help for usage)\n`);
+      process.exit(2);
+    }
+    process.stderr.write(failureLines(error, process.env.DATABASE_URL, verbose));
+    process.exit(1);
+  };
+  let args: ReturnType<typeof parseArgs<{ options: O & typeof COMMON; allowPositionals: true }>>;
+  try {
+    args = parseArgs({ options: { ...options, ...COMMON }, allowPositionals: true });
+  } catch (error) {
+    return fail(new UsageError(error instanceof Error ? error.message : String(error)));
+  }
+  if ((args.values as { help?: boolean }).help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
+  body({ values: args.values as ParsedValues<O>, positionals: args.positionals }).then(() => process.exit(0), fail);
+}
+
+/** The values parseArgs gives for these options. */
+type ParsedValues<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ options: O; allowPositionals: true }>
+>['values'];
+
+/** Rows as columns aligned under a header, for the list commands. */
+export function printTable(header: string[], rows: string[][]) {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)));
+  for (const row of [header, ...rows]) {
+    process.stdout.write(
+      `${row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
+  }
 }

@@ -1,12 +1,13 @@
-import { parseArgs } from 'node:util';
 import { defaultSnapshotDir, writeSnapshot } from '../../db/demo-snapshot';
 import { runCli } from './database';
 
 // npm run build:demo [-- --dir DIR]: the migrated, empty PGlite cluster the embedded default starts from
 // (db/demo-snapshot.ts), written inside the package (dist/demo-cluster by default). Part of the build: it
 // holds no demo data, so it does not depend on the day it was made.
-runCli(async () => {
-  const { values } = parseArgs({ options: { dir: { type: 'string' } } });
+const USAGE =
+  'usage: npm run build:demo [-- --dir DIR]: writes the embedded demo cluster snapshot (dist/demo-cluster).';
+
+runCli(USAGE, { dir: { type: 'string' } }, async ({ values }) => {
   const dir = values.dir ?? defaultSnapshotDir();
   const started = Date.now();
   const { key, bytes } = await writeSnapshot(dir);

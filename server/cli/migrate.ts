@@ -1,7 +1,11 @@
 import { openConfiguredDatabase, runCli } from './database';
 
-// npm run db:migrate: applies the committed migrations (db/migrations) to DATABASE_URL, idempotently.
-runCli(async () => {
+const USAGE = `usage: npm run db:migrate [-- --verbose]
+
+Applies the committed migrations (db/migrations) to DATABASE_URL, idempotently: a migrated database is left
+as it is. --verbose prints the stack of a failure.`;
+
+runCli(USAGE, {}, async () => {
   const database = await openConfiguredDatabase();
   try {
     await database.migrate();

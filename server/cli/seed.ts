@@ -1,15 +1,18 @@
-import { parseArgs } from 'node:util';
 import { seedDemo } from '../../db/seed/demo';
 import { seedLarge } from '../../db/seed/large';
-import { openConfiguredDatabase, runCli } from './database';
+import { openConfiguredDatabase, runCli, UsageError } from './database';
 
-// npm run db:seed [-- --reviews N]: the demo data of D-3 into an empty, migrated DATABASE_URL; with
-// --reviews, also the large benchmark brand (`bench-brand`) with N reviews, showing progress.
-runCli(async () => {
-  const { values } = parseArgs({ options: { reviews: { type: 'string' }, 'skip-demo': { type: 'boolean' } } });
+const USAGE = `usage: npm run db:seed [-- --reviews N] [--skip-demo] [--verbose]
+
+Loads the demo data (D-3: demo partners, brands, keys) into an empty, migrated DATABASE_URL; with --reviews,
+also the large benchmark brand (bench-brand) with N reviews, showing progress; --skip-demo loads only that.`;
+
+const OPTIONS = { reviews: { type: 'string' }, 'skip-demo': { type: 'boolean' } } as const;
+
+runCli(USAGE, OPTIONS, async ({ values }) => {
   const reviews = values.reviews === undefined ? undefined : Number(values.reviews);
   if (reviews !== undefined && !(Number.isInteger(reviews) && reviews > 0))
-    throw new Error('--reviews takes a positive whole number');
+    throw new UsageError('--reviews takes a positive whole number');
   const database = await openConfiguredDatabase();
   try {
     if (!values['skip-demo']) {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServerPlain, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -149,6 +149,32 @@ describe('the packed SDK in a partner project', () => {
   it('installs alone (no server dependencies) and compiles with skipLibCheck false, the README examples too; every mistake line is a type error', () => {
     expect(installed.filter((name) => !name.startsWith('.'))).toEqual(['@partner-reporting']);
     expect(compiled).toEqual({ ok: true });
+  });
+
+  it("compiles the README's quick start as written, in a new project set up as the README says", async () => {
+    const readme = await readFile(path.join(ROOT, 'sdk/README.md'), 'utf8');
+    const quickStart = /## Quick start\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    const tsconfig = /```json\n([\s\S]*?)```/.exec(readme)?.[1];
+    if (!quickStart || !tsconfig) throw new Error('sdk/README.md lost its quick start or its tsconfig.json');
+    const fresh = path.join(work, 'fresh');
+    await mkdir(path.join(fresh, 'src'), { recursive: true });
+    await writeFile(path.join(fresh, 'package.json'), JSON.stringify({ name: 'fresh', type: 'module' }));
+    await writeFile(path.join(fresh, 'tsconfig.json'), tsconfig);
+    await writeFile(path.join(fresh, 'src/index.ts'), quickStart);
+    // What `npm install` put there: the packed SDK, and @types/node (with its one dependency) from this
+    // repository's own install, offline.
+    await cp(
+      path.join(project, 'node_modules/@partner-reporting'),
+      path.join(fresh, 'node_modules/@partner-reporting'),
+      {
+        recursive: true,
+      },
+    );
+    await mkdir(path.join(fresh, 'node_modules/@types'), { recursive: true });
+    await symlink(path.join(ROOT, 'node_modules/@types/node'), path.join(fresh, 'node_modules/@types/node'));
+    await symlink(path.join(ROOT, 'node_modules/undici-types'), path.join(fresh, 'node_modules/undici-types'));
+    await run(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', fresh]);
+    expect(existsSync(path.join(fresh, 'dist/index.js'))).toBe(true);
   });
 
   it('filters: rating_min=4 answers only reviews rated 4 or more, the same ones as REST', async () => {

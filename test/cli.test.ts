@@ -1,0 +1,118 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { DrizzleQueryError } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { describeDatabaseFailure } from '../db/failure';
+
+// The commands an operator runs (server/cli): `--help` on each, which does nothing else; a failure of the
+// database in one line naming what, where and which database (db/failure.ts), the stack on --verbose.
+
+const root = path.resolve(import.meta.dirname, '..');
+/** Nothing listens on port 1: connecting is refused at once. */
+const CLOSED = 'postgres://operator:secret@127.0.0.1:1/reports';
+const COMMANDS = ['migrate', 'seed', 'aggregate', 'keys', 'partners', 'brands', 'openapi'];
+
+async function run(command: string, args: string[], env: Record<string, string> = {}) {
+  const script = command === 'main' ? 'server/main.ts' : `server/cli/${command}.ts`;
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script, ...args], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'info', DATABASE_URL: CLOSED, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
+    return { code, stdout, stderr };
+  }
+}
+
+describe('every command', () => {
+  it.each(COMMANDS)('%s: --help prints the usage and does nothing else', async (command) => {
+    // The database is unreachable: a command that did its work would fail.
+    const answer = await run(command, ['--help']);
+    expect(answer).toMatchObject({ code: 0, stderr: '' });
+    expect(answer.stdout).toMatch(/^usage: /);
+  });
+
+  it('refuses an unknown option in one line, exit status 2, before touching the database', async () => {
+    const answer = await run('migrate', ['--bogus']);
+    expect(answer.code).toBe(2);
+    expect(answer.stderr).toMatch(/^Unknown option '--bogus'.* \(--help for usage\)\n$/s);
+  });
+
+  it('names the cause of a database failure in one line, without the password; the stack with --verbose', async () => {
+    const answer = await run('migrate', []);
+    expect(answer.code).toBe(1);
+    expect(answer.stderr).toBe(
+      'cannot connect to PostgreSQL at 127.0.0.1:1 (database "reports"): connection refused (ECONNREFUSED)\n',
+    );
+    const verbose = await run('migrate', ['--verbose']);
+    expect(verbose.stderr.split('\n')[0]).toBe(answer.stderr.trim());
+    expect(verbose.stderr).toContain('Failed query');
+    expect(verbose.stderr).not.toContain('secret');
+  });
+});
+
+describe('npm start', () => {
+  it('names the cause of a database failure in one line too', async () => {
+    const answer = await run('main', [], { PORT: '0' });
+    expect(answer.code).toBe(1);
+    expect(answer.stderr).toBe(
+      'failed to start: cannot connect to PostgreSQL at 127.0.0.1:1 (database "reports"): connection refused (ECONNREFUSED)\n',
+    );
+  });
+});
+
+describe('a database failure in one line', () => {
+  const URL = 'postgres://u:p@db.internal:6432/reports?sslmode=require';
+  /** A query failure as drizzle reports it: the statement, with postgres.js's error as its cause. */
+  const failedQuery = (cause: object) =>
+    new DrizzleQueryError('select 1', [], Object.assign(new Error((cause as { message: string }).message), cause));
+
+  it('quotes the server: database missing, login refused, a relation missing (with the remedy)', () => {
+    const answer = (code: string, message: string) =>
+      describeDatabaseFailure(failedQuery({ code, message, severity: 'FATAL' }), URL);
+    expect(answer('3D000', 'database "reports" does not exist')).toBe(
+      'cannot connect to PostgreSQL at db.internal:6432 (database "reports"): database "reports" does not exist (3D000)',
+    );
+    expect(answer('28P01', 'password authentication failed for user "u"')).toMatch(/^cannot connect to .*\(28P01\)$/);
+    expect(answer('42P01', 'relation "api_keys" does not exist')).toBe(
+      'PostgreSQL at db.internal:6432 (database "reports") refused a statement: relation "api_keys" does not exist ' +
+        '(42P01); is the database migrated (npm run db:migrate)?',
+    );
+  });
+
+  it('says which connection step failed: refused, no such host, timed out, TLS', () => {
+    expect(
+      describeDatabaseFailure(failedQuery({ code: 'ENOTFOUND', message: 'getaddrinfo ENOTFOUND db.internal' }), URL),
+    ).toBe('cannot connect to PostgreSQL at db.internal:6432 (database "reports"): no such host (ENOTFOUND)');
+    expect(
+      describeDatabaseFailure(
+        failedQuery({ code: 'CONNECT_TIMEOUT', message: 'write CONNECT_TIMEOUT', address: '10.0.0.5', port: 5432 }),
+        URL,
+      ),
+    ).toBe(
+      'cannot connect to PostgreSQL at 10.0.0.5:5432 (database "reports"): timed out connecting (CONNECT_TIMEOUT)',
+    );
+    expect(
+      describeDatabaseFailure(
+        failedQuery({
+          code: 'ECONNRESET',
+          message: 'Client network socket disconnected before secure TLS connection was established',
+        }),
+        URL,
+      ),
+    ).toMatch(/the TLS handshake failed: the server does not support SSL, which the URL requires/);
+  });
+
+  it('leaves errors that are not the database alone', () => {
+    expect(describeDatabaseFailure(new Error('no partner named X'), URL)).toBeUndefined();
+    const usage = Object.assign(new TypeError("Unknown option '--x'"), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' });
+    expect(describeDatabaseFailure(usage, URL)).toBeUndefined();
+    // A socket error outside a query: another service (Redis) or a file, not the database.
+    const redis = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+    expect(describeDatabaseFailure(redis, URL)).toBeUndefined();
+    expect(describeDatabaseFailure(Object.assign(new Error('no such file'), { code: 'ENOENT' }), URL)).toBeUndefined();
+  });
+});
