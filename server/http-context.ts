@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { AccessRecord } from './access-log';
 import { createRequestContext, type RequestContext, type Services } from './context';
-import { ERROR_CATALOGUE, ERROR_MESSAGE, type PartnerErrorCode, partnerCodeOf } from './errors';
+import { causeChain, ERROR_CATALOGUE, partnerCodeOf } from './errors';
 
 /** Builds a request's context from an express request, for both HTTP doors, and logs their failures. */
 export type HttpContextFactory = ((req: Request, res: Response) => RequestContext) & {
@@ -57,32 +57,26 @@ export function pathOf(req: Request) {
 type Issue = { path?: PropertyKey[]; code?: string; message?: string };
 
 /**
- * Why a call was refused, for the log (D-12, D-22): for parameters, each one's name and the broken
- * rule (zod's issue code and message, which state the rule, not the value); otherwise the message of
- * the partner error's own cause (a rule across parameters, the guard), else the reason of its code
- * (the catalogue's `reason`), cut short. Never the key. A wrapper's message above the partner error is not the
- * cause: trpc-to-openapi wraps ours in its own "Internal server error" (server/errors.ts partnerCodeOf).
+ * Why a call was refused, for the access line (D-12, D-22): the rule it broke, never a value. For
+ * parameters, each one's name and zod's issue code and message (they state the rule); else the message
+ * of the cause our code gave the partner error (a rule across parameters, the guard, the deadline); else
+ * the reason of its code (the catalogue's). Other errors' messages are not used: they may quote what
+ * was sent (a tRPC input that is not JSON) or a row; an internal error's own line has its cause.
  */
 export function causeOf(error: unknown): unknown {
-  let message: string | undefined;
-  let code: PartnerErrorCode | undefined;
-  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 6; depth++) {
-    const { issues, cause, message: text } = current as { issues?: Issue[]; cause?: unknown; message?: unknown };
+  for (const current of causeChain(error)) {
+    const issues = current.issues as Issue[] | undefined;
     if (Array.isArray(issues))
       return issues.slice(0, 5).map((issue) => ({
         parameter: issue.path?.map(String).join('.') || undefined,
         rule: issue.code,
         message: issue.message?.slice(0, 120),
       }));
-    const partnerCode = (current as { partnerCode?: unknown }).partnerCode;
-    if (typeof partnerCode === 'string' && code === undefined) {
-      // What wrapped the partner error says nothing of why it was thrown.
-      code = partnerCode as PartnerErrorCode;
-      message = undefined;
-    } else if (typeof text === 'string' && text !== ERROR_MESSAGE) {
-      message = text.slice(0, 120);
+    if (typeof current.partnerCode === 'string') {
+      const own = current.cause instanceof Error ? current.cause.message : undefined;
+      if (own) return own.slice(0, 120);
+      break;
     }
-    current = cause;
   }
-  return message ?? ERROR_CATALOGUE[code ?? partnerCodeOf(error)].reason;
+  return ERROR_CATALOGUE[partnerCodeOf(error)].reason;
 }
