@@ -7,15 +7,15 @@ import { type AccessRecord, requestIdAndAccessLog } from './access-log';
 import type { Services } from './context';
 import { docsRouter } from './docs';
 import { ERROR_CATALOGUE, errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
-import { httpContextFactory, pathOf } from './http-context';
+import { httpContext, logFailure, pathOf } from './http-context';
 import { openApiDocument } from './openapi';
-import { restDoor } from './rest';
+import { restApi } from './rest';
 import { admit } from './trpc';
 
 /** A tRPC batch holds at most this many calls (D-20). */
 export const MAX_BATCH_CALLS = 10;
 
-/** The express app: request id and access log, GET only, the REST door, health, docs, the tRPC transport, 404. */
+/** The express app: request id and access log, GET only, the REST API, health, docs, the tRPC transport, 404. */
 export function createApp(
   services: Services,
   options: {
@@ -43,9 +43,8 @@ export function createApp(
   // The service answers GET only: any other method, HEAD and OPTIONS included, on any path is 404 (D-12).
   app.use((req, res, next) => (req.method === 'GET' ? next() : sendError(res, 'PARTNER_API_NOT_FOUND')));
 
-  const createContext = httpContextFactory(services);
   // The partner reads first: their paths are no other route's, and each layer passed costs every call.
-  app.use(restDoor(appRouter, createContext));
+  app.use(restApi(appRouter, services));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -76,7 +75,7 @@ export function createApp(
     // D-20: more calls in one request is 400 before anything runs; the rest are admitted together, once.
     maxBatchSize: MAX_BATCH_CALLS,
     createContext: ({ req, res, info }) => {
-      const ctx = createContext(req, res);
+      const ctx = httpContext(services, req, res);
       // A batch is one request of several procedures: one bounded label for its metrics and access line.
       if (info.calls.length > 1 && ctx.access) ctx.access.operation = 'trpc.batch';
       ctx.admission = admit(ctx, Math.max(1, info.calls.length));
@@ -84,7 +83,7 @@ export function createApp(
       ctx.admission.catch(() => undefined);
       return ctx;
     },
-    onError: ({ error, req }) => createContext.logFailure(req, error),
+    onError: ({ error, req }) => logFailure(services.log, req, error),
     responseMeta: ({ ctx, errors, info }) => {
       const headers = { ...ctx?.responseHeaders };
       // A single call answers with its partner status; a batch, with tRPC's own (207 when mixed).
@@ -119,7 +118,7 @@ function sendError(res: Response, code: PartnerErrorCode) {
     access.cause = ERROR_CATALOGUE[code].reason;
   }
   const body = errorEnvelope(code);
-  // The same content type as the REST door's answers (express would add a charset).
+  // The same content type as the REST API's answers (express would add a charset).
   res.status(body.status_code).setHeader('Content-Type', 'application/json');
   res.end(JSON.stringify(body));
 }

@@ -52,7 +52,7 @@ export function errorEnvelope(code: PartnerErrorCode): ErrorEnvelope {
   return { status: code, status_code: ERROR_CATALOGUE[code].httpStatus, message: ERROR_MESSAGE };
 }
 
-/** The one error class: a TRPCError that knows its partner code, so every door maps it the same way. */
+/** The one error class: a TRPCError that knows its partner code, so REST, the tRPC transport and createCaller map it the same way. */
 export class PartnerApiError extends TRPCError {
   readonly partnerCode: PartnerErrorCode;
   constructor(code: PartnerErrorCode, options?: { cause?: unknown }) {
@@ -71,7 +71,7 @@ export function* causeChain(error: unknown): Generator<Record<string, unknown>> 
 }
 
 /**
- * The partner code of any error that reached a door. Ours carry it, possibly as the cause of a wrapper
+ * The partner code of any error a call ended with. Ours carry it, possibly as the cause of a wrapper
  * (trpc-to-openapi wraps any error not named TRPCError in its own INTERNAL_SERVER_ERROR); the framework's
  * own are mapped by their tRPC code: input validation → INVALID_PARAMETER, no such procedure or method →
  * NOT_FOUND, the rest → INTERNAL_ERROR.
@@ -100,7 +100,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-/** The HTTP status any error answers with, on every door (REST and the tRPC transport). */
+/** The HTTP status any error answers with, on REST and the tRPC transport. */
 export function httpStatusOf(error: unknown): number {
   return ERROR_CATALOGUE[partnerCodeOf(error)].httpStatus;
 }

@@ -2,46 +2,43 @@ import type { Request, Response } from 'express';
 import type { AccessRecord } from './access-log';
 import { createRequestContext, type RequestContext, type Services } from './context';
 import { causeChain, ERROR_CATALOGUE, partnerCodeOf } from './errors';
+import type { Logger } from './logger';
 
-/** Builds a request's context from an express request, for both HTTP doors, and logs their failures. */
-export type HttpContextFactory = ((req: Request, res: Response) => RequestContext) & {
-  logFailure(req: Request, error: unknown): void;
-};
+/** A request's context from an express request, for REST and the tRPC transport. */
+export function httpContext(services: Services, req: Request, res: Response): RequestContext {
+  const access = res.locals.access as AccessRecord | undefined;
+  return createRequestContext(services, {
+    apiKey: req.get('x-partner-api-key'),
+    clientAddress: access?.client ?? 'unknown',
+    requestId: String(res.locals.requestId),
+    signal: res.locals.signal as AbortSignal | undefined,
+    access,
+  });
+}
 
-export function httpContextFactory(services: Services): HttpContextFactory {
-  const factory = (req: Request, res: Response) => {
-    const access = res.locals.access as AccessRecord | undefined;
-    return createRequestContext(services, {
-      apiKey: req.get('x-partner-api-key'),
-      clientAddress: access?.client ?? clientAddressOf(req) ?? 'unknown',
-      requestId: String(res.locals.requestId),
-      signal: res.locals.signal as AbortSignal | undefined,
-      access,
+/**
+ * D-12, D-22: the log of a failed request carries its request id and the real cause; the response never
+ * does. A refusal's code and reason go on the request's access line; an internal error also gets one
+ * bounded error line (server/log-errors.ts), without the path (it holds partner codes). A batch keeps its
+ * first failure. A request the client abandoned is no error: its access line says so.
+ */
+export function logFailure(log: Logger, req: Request, error: unknown) {
+  const locals = req.res?.locals;
+  const access = locals?.access as AccessRecord | undefined;
+  if (access?.code !== undefined) return;
+  const code = partnerCodeOf(error);
+  if (access) {
+    access.code = code;
+    access.cause = causeOf(error);
+  }
+  if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned)
+    log.error('request failed', {
+      requestId: access?.requestId,
+      traceId: access?.traceId,
+      operation: access?.operation,
+      code,
+      error,
     });
-  };
-  // D-12, D-22: the log of a failed request carries its request id and the real cause; the response
-  // never does. A refusal's code and reason go on the request's access line; an internal error also gets
-  // one bounded error line (server/log-errors.ts), without the path (it holds partner codes). A batch
-  // keeps its first failure. A request the client abandoned is no error: its access line says so.
-  factory.logFailure = (req: Request, error: unknown) => {
-    const locals = req.res?.locals;
-    const access = locals?.access as AccessRecord | undefined;
-    if (access?.code !== undefined) return;
-    const code = partnerCodeOf(error);
-    if (access) {
-      access.code = code;
-      access.cause = causeOf(error);
-    }
-    if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned)
-      services.log.error('request failed', {
-        requestId: access?.requestId,
-        traceId: access?.traceId,
-        operation: access?.operation,
-        code,
-        error,
-      });
-  };
-  return factory;
 }
 
 /** The client's address: express's req.ip (X-Forwarded-For behind trusted proxies), else the socket's peer. */

@@ -1,22 +1,23 @@
 import type { NextFunction, Request, Response } from 'express';
 import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AppRouter } from '../routers';
+import type { Services } from './context';
 import { httpStatusOf } from './errors';
-import type { HttpContextFactory } from './http-context';
+import { httpContext, logFailure } from './http-context';
 import { restRoutes } from './routes';
 import { partnerErrorBody } from './workarounds/trpc-to-openapi-error-body';
 
 /**
- * The REST door: trpc-to-openapi's express middleware serves the router's `meta.openapi` GET paths.
+ * The REST API: trpc-to-openapi's express middleware serves the router's `meta.openapi` GET paths.
  * The status of an answer and its headers (rate limit, a next page's Link, Retry-After) come from
  * `responseMeta`, the body from the procedure or, for an error, the error formatter's envelope (D-12).
  */
-export function restDoor(router: AppRouter, createContext: HttpContextFactory) {
+export function restApi(router: AppRouter, services: Services) {
   const patterns = restRoutes(router).map((route) => route.pattern);
   const adapter = createOpenApiExpressMiddleware({
     router,
-    createContext: ({ req, res }) => createContext(req, res),
-    onError: ({ error, req }) => createContext.logFailure(req, error),
+    createContext: ({ req, res }) => httpContext(services, req, res),
+    onError: ({ error, req }) => logFailure(services.log, req, error),
     responseMeta: ({ ctx, errors }) => ({
       status: errors[0] ? httpStatusOf(errors[0]) : 200,
       headers: { ...ctx?.responseHeaders },

@@ -12,7 +12,7 @@ export type RestRoute = { path: string; pattern: RegExp; partnerErrors: PartnerE
 /**
  * The REST routes of a router, each with an exact pattern (D-12): case-sensitive, no trailing slash, a
  * `{param}` one path segment that is not `.` or `..` (which a URL parser resolves away) and has no backslash
- * (which it reads as `/`). The REST door serves only paths these patterns match (server/rest.ts).
+ * (which it reads as `/`). The REST API serves only paths these patterns match (server/rest.ts).
  */
 export function restRoutes(router: RouterLike): RestRoute[] {
   return Object.values(router._def.procedures).flatMap((procedure) => {

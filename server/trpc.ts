@@ -18,7 +18,7 @@ import { tracing } from './tracing';
 
 // 1. Initialisation. Every error leaves through this formatter: tRPC's shape stays (the SDK's client
 // needs it) with the message replaced by the fixed text, no stack, and the partner envelope under `data`,
-// which the REST door sends as the whole body (server/workarounds/trpc-to-openapi-error-body.ts).
+// which REST sends as the whole body (server/workarounds/trpc-to-openapi-error-body.ts).
 const t = initTRPC
   .context<RequestContext>()
   .meta<OpenApiMeta>()
