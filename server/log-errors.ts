@@ -13,18 +13,13 @@ export function boundedError(value: unknown): unknown {
   if (!isErrorLike(value)) return typeof value === 'string' ? value.slice(0, MAX_MESSAGE) : value;
   const chain = [...causeChain(value)].slice(0, MAX_DEPTH) as ErrorLike[];
   const last = chain.at(-1) as ErrorLike;
+  let innermost: string | undefined;
+  if (last.cause != null) innermost = chain.length === MAX_DEPTH ? '…' : String(last.cause).slice(0, MAX_MESSAGE);
   // Described from the innermost cause out, so a wrapper can tell it only repeats its cause's message.
-  let described: Described | string | undefined =
-    last.cause === undefined || last.cause === null
-      ? undefined
-      : chain.length === MAX_DEPTH
-        ? '…'
-        : String(last.cause).slice(0, MAX_MESSAGE);
-  for (let at = chain.length - 1; at >= 0; at--) {
-    const error = chain[at] as ErrorLike;
-    described = isErrorLike(error) ? describe(error, described, at === 0) : String(error).slice(0, MAX_MESSAGE);
-  }
-  return described;
+  return chain.reduceRight<Described | string | undefined>(
+    (cause, error, at) => (isErrorLike(error) ? describe(error, cause, at === 0) : String(error).slice(0, MAX_MESSAGE)),
+    innermost,
+  );
 }
 
 type ErrorLike = { name?: unknown; message?: unknown; stack?: unknown; code?: unknown; cause?: unknown };
