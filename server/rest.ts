@@ -20,7 +20,7 @@ export function restApi(router: AppRouter, services: Services) {
     onError: ({ error, req }) => logFailure(services.log, req, error),
     responseMeta: ({ ctx, errors }) => ({
       status: errors[0] ? httpStatusOf(errors[0]) : 200,
-      headers: { ...ctx?.responseHeaders },
+      headers: ctx?.responseHeaders,
     }),
   });
   // The adapter matches paths ignoring case and a trailing slash, resolves dot segments and leaves path
