@@ -4,7 +4,7 @@ import { clientAddressOf, pathOf } from './http-context';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
 import { newTraceId, parseTraceparent } from './traceparent';
-import { type HttpSpan, tracing } from './tracing';
+import { tracing } from './tracing';
 
 /**
  * What the access line of one request says beyond what the response shows (D-22), filled in while it
@@ -22,15 +22,6 @@ export type AccessRecord = {
   keyPrefix: string | undefined;
   code: string | undefined;
   cause: unknown;
-};
-
-/** What the access line needs at the end of the request, kept on res.locals (no closure per request). */
-type InFlight = {
-  access: AccessRecord;
-  log: Logger;
-  started: bigint;
-  bytesBefore: number;
-  span: HttpSpan | undefined;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -63,48 +54,38 @@ export function requestIdAndAccessLog(log: Logger) {
     };
     res.locals.requestId = requestId;
     res.locals.access = access;
-    const inFlight: InFlight = {
-      access,
-      log,
-      started: process.hrtime.bigint(),
-      bytesBefore: req.socket.bytesWritten,
-      span,
-    };
-    res.locals.inFlight = inFlight;
-    res.once('close', onClose);
+    const started = process.hrtime.bigint();
+    const bytesBefore = req.socket.bytesWritten;
+    res.once('close', () => {
+      const abandoned = !res.writableFinished;
+      const status = abandoned ? CLIENT_CLOSED : res.statusCode;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const path = pathOf(req);
+      const operation = access.operation ?? routeLabel(path, status);
+      metrics()?.requestDuration.observe({ operation, status }, seconds);
+      if (span) tracing()?.endHttpSpan(span, operation, status);
+      log.info('request', {
+        requestId,
+        traceId: access.traceId,
+        operation,
+        method: req.method,
+        path: path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path,
+        status,
+        durationMs: Math.round(seconds * 1e6) / 1e3,
+        // What this response put on the wire, headers included (the socket's count; the connection may carry more).
+        bytes: req.socket.bytesWritten - bytesBefore,
+        client: access.client,
+        partnerId: access.partnerId,
+        keyPrefix: access.keyPrefix,
+        // D-12: a refused or failed request's code and its reason (the parameter and its rule), never a value.
+        code: access.code,
+        cause: abandoned ? 'client closed the connection' : access.cause,
+        abandoned: abandoned || undefined,
+      });
+    });
     if (span && traced) traced.runInSpan(span, next);
     else next();
   };
-}
-
-function onClose(this: Response) {
-  const req = this.req;
-  const { access, log, started, bytesBefore, span } = this.locals.inFlight as InFlight;
-  const abandoned = !this.writableFinished;
-  const status = abandoned ? CLIENT_CLOSED : this.statusCode;
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const path = pathOf(req);
-  const operation = access.operation ?? routeLabel(path, status);
-  metrics()?.requestDuration.observe({ operation, status }, seconds);
-  if (span) tracing()?.endHttpSpan(span, operation, status);
-  log.info('request', {
-    requestId: access.requestId,
-    traceId: access.traceId,
-    operation,
-    method: req.method,
-    path: path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path,
-    status,
-    durationMs: Math.round(seconds * 1e6) / 1e3,
-    // What this response put on the wire, headers included (the socket's count; the connection may carry more).
-    bytes: req.socket.bytesWritten - bytesBefore,
-    client: access.client,
-    partnerId: access.partnerId,
-    keyPrefix: access.keyPrefix,
-    // D-12: a refused or failed request's code and its reason (the parameter and its rule), never a value.
-    code: access.code,
-    cause: abandoned ? 'client closed the connection' : access.cause,
-    abandoned: abandoned || undefined,
-  });
 }
 
 /** The status logged and counted for a request the client abandoned before its answer (nginx's 499). */

@@ -7,15 +7,15 @@ import { type AccessRecord, requestIdAndAccessLog } from './access-log';
 import type { Services } from './context';
 import { docsRouter } from './docs';
 import { ERROR_CATALOGUE, errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
-import { httpContextFactory, pathOf } from './http-context';
+import { httpContext, logFailure, pathOf } from './http-context';
 import { openApiDocument } from './openapi';
-import { restFacade } from './rest';
+import { restApi } from './rest';
 import { admit } from './trpc';
 
 /** A tRPC batch holds at most this many calls (D-20). */
 export const MAX_BATCH_CALLS = 10;
 
-/** The express app: request id and access log, the REST facade, health, docs, the tRPC transport, 404. */
+/** The express app: request id and access log, GET only, the REST API, health, docs, the tRPC transport, 404. */
 export function createApp(
   services: Services,
   options: {
@@ -39,11 +39,12 @@ export function createApp(
 
   app.use(requestIdAndAccessLog(services.log));
   app.use(requestLifetime(options.deadlineMs ?? 10_000));
-  app.use(exactRequests);
+  app.use(wellFormedRequests);
+  // The service answers GET only: any other method, HEAD and OPTIONS included, on any path is 404 (D-12).
+  app.use((req, res, next) => (req.method === 'GET' ? next() : sendError(res, 'PARTNER_API_NOT_FOUND')));
 
-  const createContext = httpContextFactory(services);
   // The partner reads first: their paths are no other route's, and each layer passed costs every call.
-  app.use(restFacade(appRouter, createContext));
+  app.use(restApi(appRouter, services));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -74,7 +75,7 @@ export function createApp(
     // D-20: more calls in one request is 400 before anything runs; the rest are admitted together, once.
     maxBatchSize: MAX_BATCH_CALLS,
     createContext: ({ req, res, info }) => {
-      const ctx = createContext(req, res);
+      const ctx = httpContext(services, req, res);
       // A batch is one request of several procedures: one bounded label for its metrics and access line.
       if (info.calls.length > 1 && ctx.access) ctx.access.operation = 'trpc.batch';
       ctx.admission = admit(ctx, Math.max(1, info.calls.length));
@@ -82,21 +83,20 @@ export function createApp(
       ctx.admission.catch(() => undefined);
       return ctx;
     },
-    onError: ({ error, req }) => createContext.logFailure(req, error),
+    onError: ({ error, req }) => logFailure(services.log, req, error),
     responseMeta: ({ ctx, errors, info }) => {
       const headers = { ...ctx?.responseHeaders };
-      // A single call answers with its partner status (a POST to a query is 404, not 405; D-12).
+      // A single call answers with its partner status; a batch, with tRPC's own (207 when mixed).
       const single = errors.length === 1 && (info?.calls.length ?? 0) <= 1;
       return single && errors[0] ? { status: httpStatusOf(errors[0]), headers } : { headers };
     },
   });
-  // Every procedure is a query, which the client sends as GET; any other method is 404 like REST (D-12).
   // Only the exact spelling is the transport: express mounts ignore case and empty segments.
   app.use('/partner/v1/trpc', (req, res, next) =>
-    req.method === 'GET' && TRPC_PATH.test(pathOf(req)) ? trpcTransport(req, res, next) : next(),
+    TRPC_PATH.test(pathOf(req)) ? trpcTransport(req, res, next) : next(),
   );
 
-  // Any other path, and any method but GET on a path of the API, with or without a key (D-12).
+  // Any other path, with or without a key (D-12).
   app.use((_req, res) => sendError(res, 'PARTNER_API_NOT_FOUND'));
 
   // Last resort: nothing unforeseen reaches a response; the cause is logged with the request id.
@@ -118,7 +118,7 @@ function sendError(res: Response, code: PartnerErrorCode) {
     access.cause = ERROR_CATALOGUE[code].reason;
   }
   const body = errorEnvelope(code);
-  // The same content type as the REST facade's answers (express would add a charset).
+  // The same content type as the REST API's answers (express would add a charset).
   res.status(body.status_code).setHeader('Content-Type', 'application/json');
   res.end(JSON.stringify(body));
 }
@@ -149,30 +149,13 @@ function requestLifetime(deadlineMs: number) {
 }
 
 /**
- * Only exact paths are API paths (D-12): a dot segment (`/users/.`, `%2E`) or an empty
- * one (`//`) would be resolved away by a router and serve another resource, so it is a wrong path (404,
- * D-12). An HTTP/1.1 request without Host is malformed (RFC 9112 §3.2): 400, in the envelope.
+ * An HTTP/1.1 request without Host is malformed (RFC 9112 §3.2), and an expectation other than
+ * 100-continue is one the server cannot meet (RFC 9110 §10.1.1): 400, in the envelope.
  */
-function exactRequests(req: Request, res: Response, next: NextFunction) {
-  if (req.httpVersion === '1.1' && req.headers.host === undefined)
-    return sendError(res, 'PARTNER_API_INVALID_PARAMETER');
-  // An expectation the server cannot meet (anything but 100-continue, RFC 9110 §10.1.1).
+function wellFormedRequests(req: Request, res: Response, next: NextFunction) {
   const expectation = req.headers.expect;
-  if (expectation !== undefined && expectation.toLowerCase() !== '100-continue')
-    return sendError(res, 'PARTNER_API_INVALID_PARAMETER');
-  const segments = pathOf(req).split('/').slice(1);
-  const inexact = segments.some((segment, index) => {
-    if (segment === '') return index < segments.length - 1;
-    const decoded = segment.includes('%') ? safeDecode(segment) : segment;
-    return decoded === '.' || decoded === '..';
-  });
-  return inexact ? sendError(res, 'PARTNER_API_NOT_FOUND') : next();
-}
-
-function safeDecode(segment: string) {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
+  const malformed =
+    (req.httpVersion === '1.1' && req.headers.host === undefined) ||
+    (expectation !== undefined && expectation.toLowerCase() !== '100-continue');
+  return malformed ? sendError(res, 'PARTNER_API_INVALID_PARAMETER') : next();
 }

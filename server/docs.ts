@@ -19,7 +19,7 @@ const SWAGGER_UI = path.dirname(createRequire(import.meta.url).resolve('swagger-
  * The only files of swagger-ui-dist the reference page loads: the package's
  * package.json, README, source maps and the rest are not served.
  */
-const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js']);
+const ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'];
 
 const GUIDE = path.resolve(import.meta.dirname, '../docs/partner-guide.md');
 const SDK_GUIDE = path.resolve(import.meta.dirname, '../sdk/README.md');
@@ -144,7 +144,7 @@ async function sendStatic(req: Request, res: Response, body: StaticBody) {
   const bytes = gzip ? await body.gzipped() : body.identity;
   if (gzip) res.setHeader('Content-Encoding', 'gzip');
   res.setHeader('Content-Length', bytes.length);
-  res.end(req.method === 'HEAD' ? undefined : bytes);
+  res.end(bytes);
 }
 
 /**
@@ -192,13 +192,6 @@ export function docsRouter(openApiDocument: () => object): Router {
     staticBody('text/html; charset=utf-8', Buffer.from(renderSdkGuide()), statSync(SDK_GUIDE).mtime, PAGE_CACHE),
   );
   const reference = once(() => staticBody('text/html; charset=utf-8', Buffer.from(REFERENCE), started, PAGE_CACHE));
-  const assets = new Map(
-    [...ASSETS].map((file) => {
-      const at = path.join(SWAGGER_UI, file);
-      const type = file.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
-      return [file, once(() => staticBody(type, readFileSync(at), statSync(at).mtime, ASSET_CACHE))] as const;
-    }),
-  );
   // Only the exact spelling of a path is served (D-12): `/DOCS` is another path; `/docs/` is redirected.
   const router = express.Router({ caseSensitive: true, strict: true });
   // The site's front doors lead to the guide.
@@ -207,11 +200,12 @@ export function docsRouter(openApiDocument: () => object): Router {
   router.get('/docs', (req, res, next) => sendStatic(req, res, guide()).catch(next));
   router.get('/docs/sdk', (req, res, next) => sendStatic(req, res, sdkGuide()).catch(next));
   router.get('/docs/reference', (req, res, next) => sendStatic(req, res, reference()).catch(next));
-  router.get('/docs/assets/:file', (req, res, next) => {
-    // Anything else under /docs/assets falls through to the API's 404 envelope.
-    const asset = assets.get(req.params.file);
-    if (!asset) return next();
-    sendStatic(req, res, asset()).catch(next);
-  });
+  // One exact path an asset: a `:file` parameter would be decoded by express, and a malformed one (`%ZZ`) fail.
+  for (const file of ASSETS) {
+    const at = path.join(SWAGGER_UI, file);
+    const type = file.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
+    const asset = once(() => staticBody(type, readFileSync(at), statSync(at).mtime, ASSET_CACHE));
+    router.get(`/docs/assets/${file}`, (req, res, next) => sendStatic(req, res, asset()).catch(next));
+  }
   return router;
 }

@@ -52,7 +52,7 @@ export function errorEnvelope(code: PartnerErrorCode): ErrorEnvelope {
   return { status: code, status_code: ERROR_CATALOGUE[code].httpStatus, message: ERROR_MESSAGE };
 }
 
-/** The one error class: a TRPCError that knows its partner code, so every door maps it the same way. */
+/** The one error class: a TRPCError that knows its partner code, so REST, the tRPC transport and createCaller map it the same way. */
 export class PartnerApiError extends TRPCError {
   readonly partnerCode: PartnerErrorCode;
   constructor(code: PartnerErrorCode, options?: { cause?: unknown }) {
@@ -63,14 +63,21 @@ export class PartnerApiError extends TRPCError {
 }
 
 /**
- * The partner code of any error that reached a door. Ours carry it, possibly as the cause of a wrapper;
- * the framework's own are mapped by their tRPC code: input validation → INVALID_PARAMETER, no such
- * procedure or method → NOT_FOUND, the rest → INTERNAL_ERROR. Duck-typed on purpose: trpc-to-openapi
- * loads @trpc/server's CommonJS build, whose TRPCError is another class than the ESM one we throw, so
- * `instanceof` fails across the two (it wraps ours as the `cause` of an INTERNAL_SERVER_ERROR).
+ * An error and its causes, outermost first: the one walk over `cause` chains. Bounded, so a cycle or a
+ * driver's deep chain ends it.
+ */
+export function* causeChain(error: unknown): Generator<Record<string, unknown>> {
+  for (let current = error, depth = 0; isObject(current) && depth < 8; current = current.cause, depth++) yield current;
+}
+
+/**
+ * The partner code of any error a call ended with. Ours carry it, possibly as the cause of a wrapper
+ * (trpc-to-openapi wraps any error not named TRPCError in its own INTERNAL_SERVER_ERROR); the framework's
+ * own are mapped by their tRPC code: input validation → INVALID_PARAMETER, no such procedure or method →
+ * NOT_FOUND, the rest → INTERNAL_ERROR.
  */
 export function partnerCodeOf(error: unknown): PartnerErrorCode {
-  for (let current = error, depth = 0; isObject(current) && depth < 5; current = current.cause, depth++) {
+  for (const current of causeChain(error)) {
     const code = current.partnerCode;
     if (typeof code === 'string' && code in ERROR_CATALOGUE) return code as PartnerErrorCode;
   }
@@ -93,7 +100,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-/** The HTTP status any error answers with, on every door (REST and the tRPC transport). */
+/** The HTTP status any error answers with, on REST and the tRPC transport. */
 export function httpStatusOf(error: unknown): number {
   return ERROR_CATALOGUE[partnerCodeOf(error)].httpStatus;
 }

@@ -1,3 +1,5 @@
+import { causeChain } from './errors';
+
 /**
  * An error as a log line may hold it (D-22): its type, a message without values, its code, one stack (the
  * outermost error's, a few frames) and the chain of causes by type and message only. What drivers attach
@@ -9,7 +11,15 @@
  */
 export function boundedError(value: unknown): unknown {
   if (!isErrorLike(value)) return typeof value === 'string' ? value.slice(0, MAX_MESSAGE) : value;
-  return describe(value, 0);
+  const chain = [...causeChain(value)].slice(0, MAX_DEPTH) as ErrorLike[];
+  const last = chain.at(-1) as ErrorLike;
+  let innermost: string | undefined;
+  if (last.cause != null) innermost = chain.length === MAX_DEPTH ? '…' : String(last.cause).slice(0, MAX_MESSAGE);
+  // Described from the innermost cause out, so a wrapper can tell it only repeats its cause's message.
+  return chain.reduceRight<Described | string | undefined>(
+    (cause, error, at) => (isErrorLike(error) ? describe(error, cause, at === 0) : String(error).slice(0, MAX_MESSAGE)),
+    innermost,
+  );
 }
 
 type ErrorLike = { name?: unknown; message?: unknown; stack?: unknown; code?: unknown; cause?: unknown };
@@ -29,16 +39,8 @@ type Described = {
   cause?: Described | string;
 };
 
-function describe(error: ErrorLike, depth: number): Described {
+function describe(error: ErrorLike, cause: Described | string | undefined, outermost: boolean): Described {
   const type = typeof error.name === 'string' ? error.name.slice(0, 60) : 'Error';
-  const cause =
-    error.cause === undefined || error.cause === null
-      ? undefined
-      : depth + 1 >= MAX_DEPTH
-        ? '…'
-        : isErrorLike(error.cause)
-          ? describe(error.cause, depth + 1)
-          : String(error.cause).slice(0, MAX_MESSAGE);
   const raw = typeof error.message === 'string' ? error.message : '';
   // A wrapper that copied its cause's message (tRPC does) says what the cause says, as it is logged.
   const copied = isErrorLike(error.cause) && error.cause.message === raw && typeof cause === 'object';
@@ -49,7 +51,7 @@ function describe(error: ErrorLike, depth: number): Described {
   if (typeof severity === 'string') described.severity = severity.slice(0, 20);
   // DrizzleQueryError: the statement as sent, placeholders only (its parameters are never read).
   if (isDrizzleQueryError(error) && typeof query === 'string') described.statement = statementOf(query);
-  if (depth === 0 && typeof error.stack === 'string') described.stack = framesOf(error.stack);
+  if (outermost && typeof error.stack === 'string') described.stack = framesOf(error.stack);
   if (cause !== undefined) described.cause = cause;
   return described;
 }

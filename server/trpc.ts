@@ -18,7 +18,7 @@ import { tracing } from './tracing';
 
 // 1. Initialisation. Every error leaves through this formatter: tRPC's shape stays (the SDK's client
 // needs it) with the message replaced by the fixed text, no stack, and the partner envelope under `data`,
-// which the REST door sends as the whole body (server/rest.ts).
+// which REST sends as the whole body (server/workarounds/trpc-to-openapi-error-body.ts).
 const t = initTRPC
   .context<RequestContext>()
   .meta<OpenApiMeta>()
@@ -37,25 +37,7 @@ const t = initTRPC
 
 export const createCallerFactory = t.createCallerFactory;
 
-/**
- * A router whose procedures answer what they return, without parsing it again against their `.output`
- * schema on every call (D-25). The schemas stay on the procedures, where the OpenAPI document and the
- * SDK's types read them; test/outputs.test.ts holds every procedure's real answers to them, unchanged by
- * a parse (no key dropped, none reordered, no value coerced).
- */
-export const router: typeof t.router = (procedures) => withoutOutputParsing(t.router(procedures));
-
-type ProcedureDef = { _def: { procedures: Record<string, { _def: { middlewares: { _type?: string }[] } }> } };
-
-function withoutOutputParsing<R>(built: R): R {
-  for (const procedure of Object.values((built as unknown as ProcedureDef)._def.procedures)) {
-    const { middlewares } = procedure._def;
-    // tRPC marks the middleware `.output()` adds with `_type: 'output'`.
-    for (let at = middlewares.length - 1; at >= 0; at--)
-      if (middlewares[at]?._type === 'output') middlewares.splice(at, 1);
-  }
-  return built;
-}
+export const router = t.router;
 
 // 2. Base procedures. The order of D-13 is the order of the chain: key (401/403), rate limit (429),
 // parameters (400, the operation's .input), brand (404), then the operation's own resource (404).

@@ -204,3 +204,46 @@ describe('the cause of a refusal in the log (D-12)', () => {
     expect(text).not.toContain(DEMO_KEYS.active);
   });
 });
+
+describe('only GET, at exact paths (D-12)', () => {
+  it.each(['/partner/v1/openapi.json', '/docs', '/docs/assets/swagger-ui.css', '/healthz'])(
+    'answers OPTIONS and HEAD on %s with the 404 envelope',
+    async (path) => {
+      const server = await startServer(testServices(database.db));
+      expectErrorBody(await server.request(path, { method: 'OPTIONS' }), 'PARTNER_API_NOT_FOUND');
+      const head = await server.request(path, { method: 'HEAD' });
+      expect(head.status).toBe(404);
+      expect(head.headers.get('content-type')).toBe('application/json');
+    },
+  );
+
+  it('answers a malformed escape under /docs/assets with the 404 envelope, on any method, and logs no error', async () => {
+    const lines: string[] = [];
+    const services = testServices(database.db);
+    services.log = createLogger('info', (line) => lines.push(line));
+    const server = await startServer(services);
+    for (const path of ['/docs/assets/%ZZanything', '/docs/assets/%', '/docs/assets/%C0%AF'])
+      for (const method of ['GET', 'POST', 'DELETE']) {
+        expectErrorBody(await server.request(path, { method }), 'PARTNER_API_NOT_FOUND');
+      }
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged.filter((line) => line.msg !== 'request')).toEqual([]);
+    expect(logged.map((line) => line.cause)).not.toContainEqual(expect.stringContaining('ZZ'));
+  });
+});
+
+describe('a tRPC input that is not JSON (D-12)', () => {
+  it('is 400, and its access line names the rule, never the input', async () => {
+    const lines: string[] = [];
+    const services = testServices(database.db);
+    services.log = createLogger('info', (line) => lines.push(line));
+    const server = await startServer(services);
+    const answer = await server.request(`/partner/v1/trpc/brands.list?input=${encodeURIComponent('secret-text')}`, {
+      key: DEMO_KEYS.active,
+    });
+    expect(answer.status).toBe(400);
+    const line = lines.map((text) => JSON.parse(text) as Record<string, unknown>).find((l) => l.msg === 'request');
+    expect(line).toMatchObject({ status: 400, code: 'PARTNER_API_INVALID_PARAMETER', cause: expect.any(String) });
+    expect(JSON.stringify(line?.cause)).not.toContain('secret');
+  });
+});

@@ -93,6 +93,23 @@ describe('paths as partners write them', () => {
   });
 });
 
+describe('error bodies on REST (D-12)', () => {
+  it.each([
+    [
+      'a parameter that broke its rule',
+      '/partner/v1/brands?limit=echo-me',
+      DEMO_KEYS.active,
+      'PARTNER_API_INVALID_PARAMETER',
+    ],
+    ['a refused key', '/partner/v1/brands', DEMO_KEYS.expired, 'PARTNER_API_KEY_EXPIRED'],
+    ['a missing brand', '/partner/v1/brands/no-such-brand/shops', DEMO_KEYS.active, 'PARTNER_API_BRAND_NOT_FOUND'],
+  ] as const)('are the envelope and nothing else: %s', async (_case, path, key, code) => {
+    const response = await fetch(`${server.base}${path}`, { headers: { 'x-partner-api-key': key } });
+    expect(response.status).toBe(errorEnvelope(code).status_code);
+    expect(await response.text()).toBe(JSON.stringify(errorEnvelope(code)));
+  });
+});
+
 describe('requests the HTTP parser refuses (D-12)', () => {
   /** A raw request over a socket: fetch itself would refuse to send these. */
   async function raw(request: string) {

@@ -7,10 +7,10 @@ import { openTestDatabase } from './support/database';
 import { DEMO_BRAND, ENDPOINTS, loadSamples } from './support/endpoints';
 import { callerFor, testServices } from './support/services';
 
-// D-25: no call parses its answer against its output schema; the answers are held to the schemas here.
-// Every procedure of the router, with each variant of its answer's shape (every group_by, a full page),
-// answers exactly what a parse by its `.output` schema would give back: nothing refused, no key dropped
-// or reordered, no value coerced. The bytes a partner receives are the bytes the schema describes.
+// D-25: every answer is parsed against its procedure's `.output` schema (tRPC's own output parsing), so
+// an answer that broke it would be a 500. Every procedure of the router, with each variant of its
+// answer's shape (every group_by, a full page), answers, and its schema describes exactly the bytes sent:
+// parsing the answer again gives it back, no key dropped or reordered, no value coerced.
 
 type Procedure = { _def: { inputs: unknown[]; output?: unknown } };
 const procedures = appRouter._def.procedures as unknown as Record<string, Procedure>;
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await loadSamples(services);
 });
 
-describe('every answer is what its output schema admits, unchanged', () => {
+describe('every answer passes its output schema, unchanged by it', () => {
   for (const endpoint of ENDPOINTS) {
     it(endpoint.name, async () => {
       const output = procedures[endpoint.name]?._def.output;

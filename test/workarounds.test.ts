@@ -6,12 +6,12 @@ import { withoutStaleRows } from '../db/workarounds/postgres-js-stale-rows';
 import { ORIGINAL_HELPER, REPLACEMENT_HELPER, trpcObjectSpread } from '../scripts/workarounds/trpc-object-spread';
 
 // Every workaround for a third-party defect lives in a workarounds/ folder, one module a defect: the
-// running service's in db/workarounds/, the build's in scripts/workarounds/. Each names the dependency
+// running service's in db/workarounds/ and server/workarounds/, the build's in scripts/workarounds/. Each names the dependency
 // version it was written for. When an upgrade moves the installed version, its test here fails: whoever
 // upgrades checks whether the defect is fixed (each module says how), then removes the workaround or
 // moves its version forward.
 const root = path.resolve(import.meta.dirname, '..');
-const modules = ['db/workarounds', 'scripts/workarounds'].flatMap((folder) =>
+const modules = ['db/workarounds', 'server/workarounds', 'scripts/workarounds'].flatMap((folder) =>
   readdirSync(path.join(root, folder))
     .filter((name) => name.endsWith('.ts'))
     .map((name) => `${folder}/${name}`),
