@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 import type { Express } from 'express';
 import { type Config, parseConfig } from './config';
 import { errorEnvelope, type PartnerErrorCode } from './errors';
@@ -120,11 +120,15 @@ export function createHttpServer(app: Express, log: Logger, bounds: Partial<Sock
         server.closeAllConnections();
         resolve(false);
       }, timeoutMs);
-      // Stops accepting and closes the idle connections; called back once every connection has closed.
-      server.close(() => {
+      // Stop accepting at once, called back once every connection has closed. This is net.Server's close:
+      // http.Server's own also closes the idle connections in the same breath, resetting a request that
+      // has reached one but is not read yet. They are closed one turn of the event loop later instead,
+      // once such a request has been read (it is then answered, with Connection: close).
+      net.Server.prototype.close.call(server, () => {
         clearTimeout(timer);
         resolve(true);
       });
+      setTimeout(() => server.closeIdleConnections());
     });
   return server;
 }

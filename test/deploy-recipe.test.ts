@@ -103,8 +103,9 @@ describe('the container recipe and CI rehearse the same scripts', () => {
 
   it('starts what `npm start` runs, plain node without runtime flags, as an unprivileged user (D-24)', () => {
     const cmd = instructions.find((line) => line.startsWith('CMD '))?.slice('CMD '.length) ?? '';
-    expect(pkg.scripts.start).toBe('node dist/server/main.js');
-    expect((JSON.parse(cmd) as string[]).join(' ')).toBe(pkg.scripts.start);
+    // exec: the shell npm runs a script in gives its place to node, so npm's signals reach the server.
+    expect(pkg.scripts.start).toBe('exec node dist/server/main.js');
+    expect(`exec ${(JSON.parse(cmd) as string[]).join(' ')}`).toBe(pkg.scripts.start);
     expect(dockerfile).not.toContain('NODE_OPTIONS');
     expect(instructions.filter((line) => line.startsWith('USER ')).at(-1)).not.toMatch(/root/);
     expect(instructions).toContain('STOPSIGNAL SIGTERM');
