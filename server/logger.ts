@@ -88,3 +88,11 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
 }
 
 export const silentLogger: Logger = createLogger('silent');
+
+/**
+ * The process's policy for a promise nobody awaited that failed (a driver's background work, say): log it
+ * and keep serving, since every request has its own deadline and error handling.
+ */
+export function logUnhandledRejections(log: Logger): void {
+  process.on('unhandledRejection', (reason) => log.error('unhandled rejection', { error: reason }));
+}

@@ -6,7 +6,7 @@ import { scheduleDailyAggregate } from './aggregate-schedule';
 import { createApp } from './app';
 import { ConfigError, parseConfig, STORE_CLOSE_RESERVE_MS } from './config';
 import { createHttpServer } from './http-server';
-import { createLogger, flushLogs } from './logger';
+import { createLogger, flushLogs, logUnhandledRejections } from './logger';
 import { enableMetrics, startMetricsServer } from './metrics';
 import { policies } from './ratelimit/limiter';
 import { createServices } from './services';
@@ -18,9 +18,7 @@ import { startTracing } from './tracing';
 async function main() {
   const config = parseConfig(process.env);
   const log = createLogger(config.LOG_LEVEL);
-  // A promise nobody awaited failed (a driver's background work, say): logged, and the process keeps
-  // serving, since every request has its own deadline and error handling.
-  process.on('unhandledRejection', (reason) => log.error('unhandled rejection', { error: reason }));
+  logUnhandledRejections(log);
   const started = Date.now();
   // D-22: OpenTelemetry is loaded only when its endpoint is set.
   const traced = config.OTEL_EXPORTER_OTLP_ENDPOINT
