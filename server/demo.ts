@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { buildDailyAggregate } from '../db/aggregate';
@@ -29,7 +30,10 @@ const DIST = path.resolve(import.meta.dirname, import.meta.filename.endsWith('.t
 
 function snapshotFile(dir = DIST): string {
   const hash = createHash('sha256');
-  const pglite = new URL('../package.json', import.meta.resolve('@electric-sql/pglite'));
+  const pglite = path.join(
+    path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')),
+    '../package.json',
+  );
   hash.update(`${JSON.parse(readFileSync(pglite, 'utf8')).version} ${PGLITE_INITDB_PARAMS} ${PGLITE_SETTINGS}\0`);
   for (const name of readdirSync(MIGRATIONS_FOLDER, { recursive: true, encoding: 'utf8' }).sort()) {
     const file = path.join(MIGRATIONS_FOLDER, name);
@@ -55,9 +59,12 @@ export async function writeSnapshot(dir = DIST): Promise<string> {
   }
 }
 
-export async function openDemoDatabase(log: Logger, snapshotDir = DIST): Promise<DatabaseHandle> {
+/** The demo database as `npm start` serves it; `snapshotDir` and `now` for tests. */
+export async function openDemoDatabase(
+  log: Logger,
+  { snapshotDir = DIST, now = new Date() }: { snapshotDir?: string; now?: Date } = {},
+): Promise<DatabaseHandle> {
   const started = Date.now();
-  const now = new Date();
   const snapshot = await readFile(snapshotFile(snapshotDir)).catch(() => undefined);
   if (!snapshot) log.warn('no demo snapshot for these migrations (npm run build makes it): starting from initdb');
   const database = await openDatabase(snapshot ? { loadDataDir: snapshot } : {});
