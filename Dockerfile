@@ -23,16 +23,14 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# The image's own unprivileged user (uid 1000); the demo cache of the embedded default goes to its TMPDIR.
+# The image's own unprivileged user (uid 1000).
 USER node
 ENV PORT=3000 HOST=0.0.0.0
-# The old-space cap of `npm start`; set NODE_OPTIONS to change it.
-ENV NODE_OPTIONS=--max-old-space-size=256
 EXPOSE 3000
 # Liveness only: /healthz answers while the process serves, whatever the database does, so a database
 # blip does not restart every container. Balancers route on /readyz (compose.yaml).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 STOPSIGNAL SIGTERM
-# What `npm start` execs (checked by test/deploy-recipe.test.ts), without npm in between.
-CMD ["node", "--expose-gc", "--liftoff-only", "dist/server/main.js"]
+# What `npm start` runs (checked by test/deploy-recipe.test.ts), without npm in between.
+CMD ["node", "dist/server/main.js"]

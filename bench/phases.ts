@@ -1,14 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 
-// npm run bench:phases [-- --cache DIR | --no-cache]: the embedded start of `npm start`, phase by phase
+// npm run bench:phases: the embedded start of `npm start`, phase by phase
 // wall time and memory (RSS, V8 heap, external/arrayBuffers, PGlite's WASM memory and in-memory
 // files) after each, and the biggest resident mappings at the end. It loads the TypeScript source through
 // tsx; `npm start` runs the compiled dist/ (scripts/build.ts), whose module loading is cheaper.
 
-const { values: args } = parseArgs({
-  options: { cache: { type: 'string' }, 'no-cache': { type: 'boolean', default: false } },
-});
 const mb = (n: number) => Math.round(n / 2 ** 20);
 let last = 0;
 let lastCpu = process.cpuUsage();
@@ -47,15 +43,14 @@ function mappings(top: number) {
 
 mark('node ready');
 const { createApp } = await import('../server/app');
-const { openEmbeddedDemo, defaultDemoCacheDir } = await import('../db/embedded');
+const { openDemoDatabase } = await import('../server/demo');
 const { pgliteOf } = await import('../db/client');
 const { createServices } = await import('../server/services');
 const { parseConfig } = await import('../server/config');
 const { createLogger } = await import('../server/logger');
 mark('imports');
 
-const cacheDir = args['no-cache'] ? null : (args.cache ?? defaultDemoCacheDir());
-const demo = await openEmbeddedDemo({ now: new Date(), cacheDir });
+const demo = { database: await openDemoDatabase(createLogger('silent')) };
 {
   type Fs = { readdir(p: string): string[]; lookupPath(p: string): { node: FsNode }; isDir(mode: number): boolean };
   type FsNode = { mode: number; usedBytes?: number; contents?: Uint8Array };
@@ -69,17 +64,13 @@ const demo = await openEmbeddedDemo({ now: new Date(), cacheDir });
       }, 0);
   pgliteMemory = () => `wasm ${mb(mod.HEAPU8.byteLength)}  files ${mb(filesBytes('/pglite/data'))}`;
 }
-mark(`demo (${demo.source})`);
+mark('demo');
 const config = parseConfig({});
 const services = createServices(config, demo.database.db, createLogger('silent'));
 for (const directory of [services.rateLimit.keys, services.brands]) await directory.loadedSince(directory.now());
 mark('directories');
 createApp(services, { trustProxy: config.TRUST_PROXY, deadlineMs: config.REQUEST_DEADLINE_MS });
 mark('app');
-if (demo.source === 'built') {
-  await demo.complete();
-  mark('cache written');
-}
 globalThis.gc?.();
 for (const seconds of [1, 5, 15]) {
   await new Promise((resolve) => setTimeout(resolve, (seconds - (seconds === 1 ? 0 : seconds === 5 ? 1 : 5)) * 1000));

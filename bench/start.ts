@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -140,11 +140,6 @@ async function main() {
     cwd = path.join(scratch, 'clone');
     execFileSync('git', ['clone', '--quiet', '--no-hardlinks', process.cwd(), cwd], { stdio: 'inherit' });
     execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd, stdio: 'inherit' });
-    // Until installing builds it, the snapshot the start reads is made here, as the build would.
-    if (!existsSync(path.join(cwd, 'dist/demo-cluster/cluster.json'))) {
-      process.stdout.write('npm ci built no demo snapshot: npm run build:demo\n');
-      execFileSync('npm', ['run', '-s', 'build:demo'], { cwd, stdio: 'inherit' });
-    }
   }
   // No cached cluster: the first start of the day. The second start finds the one the first cached.
   const tmp = path.join(scratch, 'tmp');

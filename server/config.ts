@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 // D-2: the environment, parsed once at start. Nothing else reads process.env.
@@ -17,6 +18,18 @@ const integer = (min: number, max: number, fallback: number) =>
   );
 const url = (protocols: RegExp) =>
   z.url({ protocol: protocols, error: `must be a URL (${protocols.source.replaceAll('^', '').replaceAll('$', '')})` });
+
+/** D-20: of the drain time, what closing the database and the limiter keep after the requests are answered. */
+export const STORE_CLOSE_RESERVE_MS = 2_000;
+
+/** An entry of express's "trust proxy" list: an address, a subnet (address/prefix) or one of its names. */
+function isProxy(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
 
 export const configSchema = z
   .object({
@@ -67,24 +80,24 @@ export const configSchema = z
      * with Retry-After; below the deadline (checked below). By default a quarter of the deadline, at most 1 s.
      */
     DB_POOL_WAIT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
-    /** D-17/D-20/D-21: SIGTERM: the whole shutdown (in-flight requests, closing the stores) takes at most this. */
-    DRAIN_TIMEOUT_MS: integer(0, 600_000, 10_000),
+    /**
+     * D-20: SIGTERM: the whole shutdown takes at most this. Above REQUEST_DEADLINE_MS by more than
+     * STORE_CLOSE_RESERVE_MS (checked below), so every call in flight at the signal is answered, its 500 at
+     * the deadline at worst, and the stores still have time to close. By default the deadline plus 5 s.
+     */
+    DRAIN_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
     /** D-21: connections open at once in this process; more are closed as they arrive. */
     MAX_CONNECTIONS: integer(1, 1_000_000, 4_000),
     /**
-     * D-21: connections open at once from one TCP peer (IPv6 grouped by /64); more are closed as they
-     * arrive. 0 turns the cap off. Off by default when TRUST_PROXY is set: every connection then comes
-     * from the proxy.
+     * D-21: a request whose headers have not all arrived this long after it began is closed (a connection
+     * that sends nothing included); Node checks every second.
      */
-    MAX_CONNECTIONS_PER_ADDRESS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
-    /** D-21: a connection that has not sent a complete request by then is closed. */
-    FIRST_REQUEST_TIMEOUT_MS: integer(100, 600_000, 10_000),
+    HEADERS_TIMEOUT_MS: integer(1_000, 600_000, 10_000),
     /** D-21: an idle keep-alive connection is closed after this long (above load balancers' 60 s). */
     KEEP_ALIVE_TIMEOUT_MS: integer(1_000, 600_000, 65_000),
     /**
-     * D-21: a connection over which no byte has moved for this long while a response is due is reset, so
-     * a reader that stalls cannot hold the response (and the kernel's copy of it); likewise a large docs
-     * asset not taken by its client within it.
+     * D-21: a connection whose response has moved no byte for this long (a client that does not read) is
+     * destroyed; above REQUEST_DEADLINE_MS (checked below), since a call's bytes stand still while it runs.
      */
     SEND_TIMEOUT_MS: integer(1_000, 600_000, 30_000),
     /**
@@ -112,25 +125,26 @@ export const configSchema = z
       emptyAsUndefined,
       z
         .string()
-        .regex(/^(\d+|[0-9A-Za-z.:/,\s]+)$/, 'must be a hop count or a list of addresses/subnets')
+        .refine(
+          (value) => /^\d+$/.test(value) || value.split(',').every((item) => isProxy(item.trim())),
+          'must be a hop count or a list of addresses, subnets (address/prefix) or loopback, linklocal, uniquelocal',
+        )
         .transform((value) => (/^\d+$/.test(value) ? Number(value) : value))
         .optional(),
     ),
   })
-  .transform(
-    ({ DB_STATEMENT_TIMEOUT_MS, DB_LOCK_TIMEOUT_MS, DB_POOL_WAIT_MS, MAX_CONNECTIONS_PER_ADDRESS, ...env }) => {
-      const statementTimeoutMs = DB_STATEMENT_TIMEOUT_MS ?? Math.max(50, Math.floor(env.REQUEST_DEADLINE_MS * 0.8));
-      return {
-        ...env,
-        MAX_CONNECTIONS_PER_ADDRESS: MAX_CONNECTIONS_PER_ADDRESS ?? (env.TRUST_PROXY === undefined ? 100 : 0),
-        // By default a statement gets most of the deadline, leaving time to answer.
-        DB_STATEMENT_TIMEOUT_MS: statementTimeoutMs,
-        DB_LOCK_TIMEOUT_MS: DB_LOCK_TIMEOUT_MS ?? Math.min(1_000, statementTimeoutMs),
-        // A call that cannot get a connection fails well before its deadline.
-        DB_POOL_WAIT_MS: DB_POOL_WAIT_MS ?? Math.min(1_000, Math.floor(env.REQUEST_DEADLINE_MS / 4)),
-      };
-    },
-  )
+  .transform(({ DB_STATEMENT_TIMEOUT_MS, DB_LOCK_TIMEOUT_MS, DB_POOL_WAIT_MS, DRAIN_TIMEOUT_MS, ...env }) => {
+    const statementTimeoutMs = DB_STATEMENT_TIMEOUT_MS ?? Math.max(50, Math.floor(env.REQUEST_DEADLINE_MS * 0.8));
+    return {
+      ...env,
+      DRAIN_TIMEOUT_MS: DRAIN_TIMEOUT_MS ?? env.REQUEST_DEADLINE_MS + 5_000,
+      // By default a statement gets most of the deadline, leaving time to answer.
+      DB_STATEMENT_TIMEOUT_MS: statementTimeoutMs,
+      DB_LOCK_TIMEOUT_MS: DB_LOCK_TIMEOUT_MS ?? Math.min(1_000, statementTimeoutMs),
+      // A call that cannot get a connection fails well before its deadline.
+      DB_POOL_WAIT_MS: DB_POOL_WAIT_MS ?? Math.min(1_000, Math.floor(env.REQUEST_DEADLINE_MS / 4)),
+    };
+  })
   .superRefine((env, ctx) => {
     if (env.DB_STATEMENT_TIMEOUT_MS < 1 || env.DB_STATEMENT_TIMEOUT_MS >= env.REQUEST_DEADLINE_MS) {
       ctx.addIssue({
@@ -174,6 +188,13 @@ export const configSchema = z
     // A request's bytes can legitimately stand still while it is being answered, up to its deadline.
     if (env.SEND_TIMEOUT_MS <= env.REQUEST_DEADLINE_MS) {
       ctx.addIssue({ code: 'custom', path: ['SEND_TIMEOUT_MS'], message: 'must be above REQUEST_DEADLINE_MS' });
+    }
+    if (env.DRAIN_TIMEOUT_MS <= env.REQUEST_DEADLINE_MS + STORE_CLOSE_RESERVE_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DRAIN_TIMEOUT_MS'],
+        message: `must exceed REQUEST_DEADLINE_MS by more than ${STORE_CLOSE_RESERVE_MS} (closing the stores)`,
+      });
     }
     if (Boolean(env.UPSTASH_REDIS_REST_URL) !== Boolean(env.UPSTASH_REDIS_REST_TOKEN)) {
       ctx.addIssue({

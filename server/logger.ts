@@ -48,22 +48,6 @@ export function flushLogs(): void {
   }
 }
 
-let lastMs = Number.NaN;
-let lastTime = '';
-
-/**
- * pino's isoTime (`,"time":"2026-11-21T05:03:00.123Z"`), formatted once per millisecond: under load many
- * lines share one, and formatting a Date is a visible part of a line's cost.
- */
-function isoTimeOncePerMs(): string {
-  const now = Date.now();
-  if (now !== lastMs) {
-    lastMs = now;
-    lastTime = `,"time":"${new Date(now).toISOString()}"`;
-  }
-  return lastTime;
-}
-
 /**
  * A logger at `level`. Lines go to stdout (batchedStdout), or to `write`, called once a line with the
  * line and its newline (tests).
@@ -74,7 +58,7 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
       level,
       // No pid/hostname on every line: the platform that collects the logs knows where they came from.
       base: undefined,
-      timestamp: isoTimeOncePerMs,
+      timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       serializers: { error: boundedError, err: boundedError },
     },
@@ -88,3 +72,11 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
 }
 
 export const silentLogger: Logger = createLogger('silent');
+
+/**
+ * The process's policy for a promise nobody awaited that failed (a driver's background work, say): log it
+ * and keep serving, since every request has its own deadline and error handling.
+ */
+export function logUnhandledRejections(log: Logger): void {
+  process.on('unhandledRejection', (reason) => log.error('unhandled rejection', { error: reason }));
+}

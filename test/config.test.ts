@@ -51,6 +51,18 @@ describe('configuration', () => {
     expect(parseConfig({}).TRUST_PROXY).toBeUndefined();
     expect(parseConfig({ TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
     expect(parseConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).TRUST_PROXY).toBe('loopback, 10.0.0.0/8');
+    expect(parseConfig({ TRUST_PROXY: '172.18.0.5,fd00::/8, uniquelocal' }).TRUST_PROXY).toBe(
+      '172.18.0.5,fd00::/8, uniquelocal',
+    );
+  });
+
+  it('gives the drain time room for a call at its deadline and for closing the stores (D-20)', () => {
+    expect(parseConfig({})).toMatchObject({ REQUEST_DEADLINE_MS: 10_000, DRAIN_TIMEOUT_MS: 15_000 });
+    expect(parseConfig({ REQUEST_DEADLINE_MS: '3000' }).DRAIN_TIMEOUT_MS).toBe(8_000);
+    expect(parseConfig({ REQUEST_DEADLINE_MS: '3000', DRAIN_TIMEOUT_MS: '5001' }).DRAIN_TIMEOUT_MS).toBe(5_001);
+    expect(() => parseConfig({ REQUEST_DEADLINE_MS: '3000', DRAIN_TIMEOUT_MS: '5000' })).toThrow(
+      /^invalid configuration: DRAIN_TIMEOUT_MS must exceed REQUEST_DEADLINE_MS by more than 2000/,
+    );
   });
 
   it('sizes the database pool and bounds the wait for a connection below the deadline (D-21)', () => {
@@ -103,6 +115,13 @@ describe('configuration', () => {
     [{ DB_LOCK_TIMEOUT_MS: '0' }, 'DB_LOCK_TIMEOUT_MS'],
     [{ DB_LOCK_TIMEOUT_MS: '9000' }, 'DB_LOCK_TIMEOUT_MS'],
     [{ TRUST_PROXY: 'yes please!' }, 'TRUST_PROXY'],
+    // Express would take it, then fail on the first request it judged.
+    [{ TRUST_PROXY: 'yes' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: 'loopback, 10.0.0.300' }, 'TRUST_PROXY'],
+    [{ DRAIN_TIMEOUT_MS: '10000' }, 'DRAIN_TIMEOUT_MS'],
+    [{ HEADERS_TIMEOUT_MS: '500' }, 'HEADERS_TIMEOUT_MS'],
     [{ PORT: 'eighty' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE'],

@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { ASSETS, SOURCE_DIRS } from '../scripts/build';
 import { parseConfig } from '../server/config';
+import { errorEnvelope } from '../server/errors';
 
 // D-24: the supported Node is declared once (.nvmrc) and everything else agrees with it; the container
 // recipe runs the same package scripts as CI's rehearsal (.ci/run), so the two cannot drift apart.
@@ -10,6 +13,8 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const pkg = JSON.parse(read('package.json')) as {
   scripts: Record<string, string>;
+  allowScripts: Record<string, boolean>;
+  scarfSettings: { enabled: boolean };
   engines: { node: string };
   dependencies: Record<string, string>;
   optionalDependencies?: Record<string, string>;
@@ -25,8 +30,12 @@ const instructions = dockerfile
   .split('\n')
   .map((line) => line.trim())
   .filter((line) => line && !line.startsWith('#'));
-const startCommand = pkg.scripts.start?.match(/exec (node .+)$/)?.[1];
-const heapDefault = pkg.scripts.start?.match(/NODE_OPTIONS="(--max-old-space-size=\d+)/)?.[1];
+/** The HAProxy configuration compose.yaml gives its balancer, one directive a line. */
+const haproxy = (compose.match(/\n {2}haproxy:\n(?:.*\n)*? {4}content: \|\n((?: {6}.*\n|\s*\n)+)/)?.[1] ?? '')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line && !line.startsWith('#'));
+const frontend = haproxy.slice(haproxy.indexOf('frontend partner_api'), haproxy.indexOf('backend api'));
 
 describe('the supported Node LTS', () => {
   it('is an LTS major (22 or 24) that `engines` accepts', () => {
@@ -92,11 +101,12 @@ describe('the container recipe and CI rehearse the same scripts', () => {
     }
   });
 
-  it('starts what `npm start` execs, with the same default heap cap, as an unprivileged user', () => {
+  it('starts what `npm start` runs, plain node without runtime flags, as an unprivileged user (D-24)', () => {
     const cmd = instructions.find((line) => line.startsWith('CMD '))?.slice('CMD '.length) ?? '';
-    expect((JSON.parse(cmd) as string[]).join(' ')).toBe(startCommand);
-    expect(instructions).toContain(`ENV NODE_OPTIONS=${heapDefault}`);
-    expect(heapDefault).toBeDefined();
+    // exec: the shell npm runs a script in gives its place to node, so npm's signals reach the server.
+    expect(pkg.scripts.start).toBe('exec node dist/server/main.js');
+    expect(`exec ${(JSON.parse(cmd) as string[]).join(' ')}`).toBe(pkg.scripts.start);
+    expect(dockerfile).not.toContain('NODE_OPTIONS');
     expect(instructions.filter((line) => line.startsWith('USER ')).at(-1)).not.toMatch(/root/);
     expect(instructions).toContain('STOPSIGNAL SIGTERM');
     expect(ciRun).toContain('npm start');
@@ -130,5 +140,66 @@ describe('the container recipe and CI rehearse the same scripts', () => {
     const graces = [...compose.matchAll(/stop_grace_period: (\d+)s/g)].map((match) => Number(match[1]) * 1000);
     expect(graces.length).toBeGreaterThan(0);
     for (const grace of graces) expect(grace).toBeGreaterThan(drainMs);
+  });
+
+  it('keeps the limiter’s counts across a Redis restart (D-14)', () => {
+    expect(compose).toMatch(/redis-server", "--appendonly", "yes"/);
+  });
+});
+
+describe('the balancer in front (compose.yaml)', () => {
+  it('replaces any X-Forwarded-For a client sent with the address it connected from', () => {
+    const dropped = frontend.indexOf('http-request del-header X-Forwarded-For');
+    expect(dropped).toBeGreaterThanOrEqual(0);
+    expect(frontend.indexOf('option forwardfor')).toBeGreaterThan(dropped);
+  });
+
+  it('is the one proxy the API believes, so the address it counts is the one the balancer set', async () => {
+    const trustProxy = parseConfig({ TRUST_PROXY: compose.match(/TRUST_PROXY: "([^"]+)"/)?.[1] }).TRUST_PROXY;
+    expect(trustProxy).toBe(1);
+    // Even a client's value kept in front of the balancer's would not be the one taken.
+    const app = express().set('trust proxy', trustProxy);
+    app.get('/', (req, res) => void res.send(req.ip));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const seen = await fetch(`http://127.0.0.1:${port}/`, {
+        headers: { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' },
+      }).then((response) => response.text());
+      expect(seen).toBe('198.51.100.7');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('caps connections and requests per client address, refusing over the rate in the envelope (D-12, D-21)', () => {
+    expect(frontend).toContainEqual(expect.stringMatching(/^stick-table type ipv6 .*store conn_cur,http_req_rate\(/));
+    expect(frontend).toContain('tcp-request connection track-sc0 src');
+    expect(frontend).toContainEqual(
+      expect.stringMatching(/^tcp-request connection reject if \{ sc0_conn_cur gt \d+ \}$/),
+    );
+    const refusal = frontend.find((line) => line.startsWith('http-request return status 429')) ?? '';
+    expect(refusal).toMatch(/if \{ sc0_http_req_rate gt \d+ \}$/);
+    expect(refusal).toContain(`string '${JSON.stringify(errorEnvelope('PARTNER_API_RATE_LIMITED'))}'`);
+    expect(refusal).toContain('hdr x-request-id %[uuid]');
+  });
+});
+
+describe('installing', () => {
+  it('runs no install-time telemetry, and reviews every install script', () => {
+    expect(pkg.scarfSettings.enabled).toBe(false);
+    expect(pkg.allowScripts['@scarf/scarf']).toBe(false);
+    const withScripts = Object.entries(
+      (JSON.parse(read('package-lock.json')) as { packages: Record<string, { hasInstallScript?: boolean }> }).packages,
+    )
+      .filter(([, entry]) => entry.hasInstallScript)
+      .map(([where]) => where.slice(where.lastIndexOf('node_modules/') + 'node_modules/'.length));
+    for (const name of withScripts) expect(pkg.allowScripts, name).toHaveProperty([name]);
+  });
+
+  it('packs the SDK into an ignored folder', () => {
+    expect(pkg.scripts['sdk:pack']).toContain('--pack-destination dist');
+    expect(read('.gitignore').split('\n')).toContain('dist/');
   });
 });

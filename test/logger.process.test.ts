@@ -42,3 +42,35 @@ describe('the log on stdout', () => {
     }
   });
 });
+
+describe('a promise nobody awaited that failed', () => {
+  it('is logged with its cause, and the process goes on', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `
+import { createLogger, logUnhandledRejections } from './server/logger.ts';
+const log = createLogger('info');
+logUnhandledRejections(log);
+Promise.reject(new Error('connection destroyed'));
+setTimeout(() => { log.info('still serving'); process.exit(0); }, 100);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
+    const lines = out
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; level: string; error?: { message?: string } });
+    expect(lines.map((line) => line.msg)).toEqual(['unhandled rejection', 'still serving']);
+    expect(lines[0]).toMatchObject({ level: 'error', error: { message: 'connection destroyed' } });
+  });
+});

@@ -6,7 +6,7 @@ import { createCaller } from '../../routers';
 import { createApp } from '../../server/app';
 import { parseConfig } from '../../server/config';
 import { createRequestContext, type Services } from '../../server/context';
-import { type ConnectionLimits, createHttpServer } from '../../server/http-server';
+import { createHttpServer, type SocketBounds } from '../../server/http-server';
 import { createLogger, silentLogger } from '../../server/logger';
 import type { RateLimiter } from '../../server/ratelimit/limiter';
 import { createServices } from '../../server/services';
@@ -62,14 +62,9 @@ afterAll(async () => {
 export async function startServer(
   services: Services,
   options: Parameters<typeof createApp>[1] = {},
-  limits: Partial<ConnectionLimits> = {},
+  bounds: Partial<SocketBounds> = {},
 ) {
-  // Every test client comes from 127.0.0.1, standing in for many clients: no per-address cap unless a
-  // test sets one (test/connections.test.ts); the other bounds are the production defaults.
-  const server = createHttpServer(createApp(services, options), services.log, {
-    MAX_CONNECTIONS_PER_ADDRESS: 0,
-    ...limits,
-  }).listen(0, '127.0.0.1');
+  const server = createHttpServer(createApp(services, options), services.log, bounds).listen(0, '127.0.0.1');
   servers.push(server);
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

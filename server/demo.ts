@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { buildDailyAggregate } from '../db/aggregate';
+import {
+  type DatabaseHandle,
+  MIGRATIONS_FOLDER,
+  openDatabase,
+  PGLITE_INITDB_PARAMS,
+  PGLITE_SETTINGS,
+  pgliteOf,
+} from '../db/client';
+import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import type { Logger } from './logger';
+
+// D-1: the embedded default. Without DATABASE_URL, `npm start` serves PGlite in this process, migrated,
+// loaded with the demo data of D-3 and its daily aggregate, and prints where to begin. server/main.ts
+// loads this module only then: production never does.
+//
+// A first answer within 5 s needs one shortcut: PGlite's initdb and the migrations take seconds, so the
+// build saves a migrated, empty cluster (no demo data: that is relative to today, D-3) in dist/, named for
+// what made it (PGlite's version and settings, the migrations). A start whose name matches loads it; any
+// other starts from initdb.
+
+/** dist/, where the build writes the snapshot; the TypeScript sources (tests, `npm run dev`) read it there too. */
+const DIST = path.resolve(import.meta.dirname, import.meta.filename.endsWith('.ts') ? '../dist' : '..');
+
+function snapshotFile(dir = DIST): string {
+  const hash = createHash('sha256');
+  const pglite = path.join(
+    path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')),
+    '../package.json',
+  );
+  hash.update(`${JSON.parse(readFileSync(pglite, 'utf8')).version} ${PGLITE_INITDB_PARAMS} ${PGLITE_SETTINGS}\0`);
+  for (const name of readdirSync(MIGRATIONS_FOLDER, { recursive: true, encoding: 'utf8' }).sort()) {
+    const file = path.join(MIGRATIONS_FOLDER, name);
+    if (name.endsWith('.sql') || name.endsWith('.json')) hash.update(`${name}\0`).update(readFileSync(file));
+  }
+  return path.join(dir, `demo-cluster-${hash.digest('hex').slice(0, 16)}.tar`);
+}
+
+/** Writes the migrated, empty cluster into `dir` (the build's last step). */
+export async function writeSnapshot(dir = DIST): Promise<string> {
+  const database = await openDatabase({});
+  try {
+    await database.migrate();
+    await database.db.execute(sql`CHECKPOINT`);
+    const dump = Buffer.from(await (await pgliteOf(database).dumpDataDir('none')).arrayBuffer());
+    const file = snapshotFile(dir);
+    await mkdir(dir, { recursive: true });
+    await writeFile(`${file}.tmp`, dump);
+    await rename(`${file}.tmp`, file);
+    return file;
+  } finally {
+    await database.close();
+  }
+}
+
+/** The demo database as `npm start` serves it; `snapshotDir` and `now` for tests. */
+export async function openDemoDatabase(
+  log: Logger,
+  { snapshotDir = DIST, now = new Date() }: { snapshotDir?: string; now?: Date } = {},
+): Promise<DatabaseHandle> {
+  const started = Date.now();
+  const snapshot = await readFile(snapshotFile(snapshotDir)).catch(() => undefined);
+  if (!snapshot) log.warn('no demo snapshot for these migrations (npm run build makes it): starting from initdb');
+  const database = await openDatabase(snapshot ? { loadDataDir: snapshot } : {});
+  try {
+    await database.migrate();
+    // Keyword search's GIN indexes would cost the seed more than everything else; no answer depends on
+    // them, and a brand's few thousand demo reviews are searched by the same rule without them.
+    const gin = await database.rows<{ name: string }>(
+      sql`SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND indexdef LIKE '% USING gin %'`,
+    );
+    for (const { name } of gin) await database.db.execute(sql`DROP INDEX ${sql.identifier(name)}`);
+    const summary = await seedDemo(database.db, { now });
+    const aggregate = await buildDailyAggregate(database.db, { now });
+    // PGlite runs no autovacuum: without fresh statistics the planner takes the tables for empty.
+    await database.db.execute(sql`VACUUM ANALYZE`);
+    log.info('demo data loaded', { ...summary, aggregate, snapshot: Boolean(snapshot), ms: Date.now() - started });
+    return database;
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** What a newcomer needs next: the addresses and the demo keys. */
+export function printBanner(base: string): void {
+  process.stdout.write(
+    [
+      '',
+      `Partner Reporting API on ${base}/partner/v1  (embedded PGlite with demo data)`,
+      `Docs: ${base}/docs  (OpenAPI: ${base}/partner/v1/openapi.json)`,
+      'Demo keys (header x-partner-api-key):',
+      ...Object.entries(DEMO_KEYS).map(([state, key]) => `  ${key.padEnd(26)} ${state}`),
+      `Try: curl -H 'x-partner-api-key: ${DEMO_KEYS.active}' ${base}/partner/v1/brands`,
+      '',
+    ].join('\n'),
+  );
+}

@@ -1,0 +1,85 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDailyAggregate } from '../db/aggregate';
+import { type DatabaseHandle, openDatabase } from '../db/client';
+import { likePattern, matchesKeyword } from '../db/queries/reviews/rules';
+import { reviews } from '../db/schema';
+import { seedDemo } from '../db/seed/demo';
+import { openDemoDatabase, writeSnapshot } from '../server/demo';
+import { createLogger } from '../server/logger';
+
+// D-1: the embedded demo starts from the build's migrated cluster when its name matches, else from initdb;
+// either way it holds the same demo data, aggregate and constraints as a cluster built the plain way
+// (migrate, seed, aggregate) on the same day, keyword search's GIN indexes aside.
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(tmpdir(), 'partner-api-demo-'));
+});
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+/** Rows and an order-independent checksum of every table, and every index and constraint. */
+async function contents(database: DatabaseHandle) {
+  const tables = await database.rows<{ name: string }>(
+    sql`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
+  );
+  const out: Record<string, { rows: number; md5: string }> = {};
+  for (const { name } of tables) {
+    // When a run started and finished is the clock of that run, not data.
+    const row = name === 'aggregate_runs' ? sql.raw('(x.id, x.through_day, x.kind)') : sql.raw('x');
+    const [result] = await database.rows<{ rows: number; md5: string }>(sql`
+      SELECT count(*)::int AS rows, md5(coalesce(string_agg(${row}::text, E'\n' ORDER BY ${row}::text), '')) AS md5
+      FROM ${sql.identifier(name)} AS x`);
+    if (result) out[name] = result;
+  }
+  const indexes = await database.rows<{ definition: string }>(
+    sql`SELECT indexdef AS definition FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`,
+  );
+  const constraints = await database.rows<{ definition: string }>(
+    sql`SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) AS definition
+        FROM pg_constraint WHERE connamespace = 'public'::regnamespace ORDER BY 1`,
+  );
+  return { tables: out, indexes, constraints };
+}
+
+describe('the embedded demo', () => {
+  it('holds the data of a plain build, from the snapshot or from initdb', { timeout: 300_000 }, async () => {
+    const now = new Date();
+    const plain = await openDatabase({});
+    let reference: Awaited<ReturnType<typeof contents>>;
+    try {
+      await plain.migrate();
+      await seedDemo(plain.db, { now });
+      await buildDailyAggregate(plain.db, { now });
+      reference = await contents(plain);
+    } finally {
+      await plain.close();
+    }
+    expect(reference.tables.reviews?.rows).toBeGreaterThan(1000);
+    const isSearchIndex = (index: { definition: string }) => index.definition.includes(' USING gin ');
+    expect(reference.indexes.filter(isSearchIndex).length).toBeGreaterThanOrEqual(3);
+
+    const lines: { msg: string; snapshot?: boolean }[] = [];
+    const log = createLogger('info', (line) => lines.push(JSON.parse(line)));
+    const snapshotDir = path.join(scratch, 'dist');
+    await writeSnapshot(snapshotDir);
+    for (const dir of [snapshotDir, path.join(scratch, 'none')]) {
+      const demo = await openDemoDatabase(log, { snapshotDir: dir, now });
+      try {
+        const got = await contents(demo);
+        expect(got.tables).toEqual(reference.tables);
+        expect(got.constraints).toEqual(reference.constraints);
+        expect(got.indexes).toEqual(reference.indexes.filter((index) => !isSearchIndex(index)));
+        // Keyword search's own rule finds matches without the indexes.
+        const [hits] = await demo.rows<{ n: number }>(sql`SELECT count(*)::int AS n FROM ${reviews}
+          WHERE ${matchesKeyword('맛', { brand: reviews.brandId, keyword: '맛', pattern: likePattern('맛') })}`);
+        expect(hits?.n).toBeGreaterThan(0);
+      } finally {
+        await demo.close();
+      }
+    }
+    expect(lines.filter((line) => line.msg === 'demo data loaded').map((line) => line.snapshot)).toEqual([true, false]);
+  });
+});
