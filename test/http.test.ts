@@ -20,7 +20,6 @@ beforeAll(async () => {
 
 describe('unknown paths and methods (D-12)', () => {
   it.each([
-    '/',
     '/partner/v1',
     '/partner/v1/',
     '/partner/v2/brands',
