@@ -5,9 +5,11 @@ import { addDays, isCalendarDay, kstDayStart } from './kst';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Once a call: the one-shot digest, without a Hash object to build and drop each time. */
+/** How a key is stored and looked up (D-4); the key check hashes a presented key with it (server/trpc.ts). */
+export const API_KEY_HASH = 'sha256';
+
 export function hashApiKey(key: string): string {
-  return hash('sha256', key, 'hex');
+  return hash(API_KEY_HASH, key, 'hex');
 }
 
 /** What lists and logs may show of a key: enough to tell keys apart, useless to call with. */
@@ -16,13 +18,10 @@ export function displayPrefixOf(key: string): string {
 }
 
 /**
- * Whether a presented key could be one of ours: every key has only letters, digits and the underscores of
- * its prefix (generateApiKey, the demo keys). Anything else (a no-break space, say) is a key that does not
- * exist, refused without a lookup (D-4, D-13).
+ * What a key can be: letters, digits and the underscores of its prefix (generateApiKey, the demo keys).
+ * Anything else (a no-break space, say) is a key that does not exist, refused without a lookup (D-4, D-13).
  */
-export function isWellFormedApiKey(key: string): boolean {
-  return /^[A-Za-z0-9_]+$/.test(key);
-}
+export const API_KEY_FORMAT = /^[A-Za-z0-9_]+$/;
 
 /** `pk_live_` + 32 random base62 characters (D-4), from the CSPRNG. */
 export function generateApiKey(): string {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import type { Express } from 'express';
+import type { App } from './app';
 import { type Config, parseConfig } from './config';
 import { errorEnvelope, type PartnerErrorCode } from './errors';
 import type { Logger } from './logger';
@@ -49,7 +49,11 @@ function answerRaw(socket: net.Socket, code: PartnerErrorCode, requestId: string
  * Node's parser refuses, CONNECT and unknown expectations are answered in the envelope with a request id
  * (D-12). Per-address caps are the balancer's job (compose.yaml).
  */
-export function createHttpServer(app: Express, log: Logger, bounds: Partial<SocketBounds> = {}): HttpServer {
+export function createHttpServer(
+  app: http.RequestListener & Partial<Pick<App, 'inProgress' | 'closing'>>,
+  log: Logger,
+  bounds: Partial<SocketBounds> = {},
+): HttpServer {
   const { MAX_CONNECTIONS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, SEND_TIMEOUT_MS } = {
     ...parseConfig({}),
     ...bounds,
@@ -76,26 +80,17 @@ export function createHttpServer(app: Express, log: Logger, bounds: Partial<Sock
   server.on('drop', () => {
     if (dropped++ > 0) return;
     setTimeout(() => {
-      log.warn('connections refused over MAX_CONNECTIONS', { dropped, withinMs: 10_000 });
+      log.warn({ dropped, withinMs: 10_000 }, 'connections refused over MAX_CONNECTIONS');
       dropped = 0;
     }, 10_000).unref();
   });
 
-  // Responses in progress: told to close their connection when a drain starts.
-  const inProgress = new Set<http.ServerResponse>();
-  let draining = false;
-  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (draining) res.setHeader('Connection', 'close');
-    inProgress.add(res);
-    res.once('close', () => inProgress.delete(res));
-  });
-
   server.on('clientError', (error: NodeJS.ErrnoException, socket: net.Socket) => {
     // A timed-out request gets no answer; nor does a connection with a response already under way.
-    const answering = [...inProgress].some((res) => res.socket === socket && res.headersSent);
+    const answering = [...(app.inProgress ?? [])].some((res) => res.socket === socket && res.headersSent);
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable || answering) return socket.destroy();
     const requestId = randomUUID();
-    log.warn('request refused by the HTTP parser', { requestId, code: error.code, error });
+    log.warn({ requestId, code: error.code, error }, 'request refused by the HTTP parser');
     answerRaw(socket, 'PARTNER_API_INVALID_PARAMETER', requestId);
   });
   // An expectation Node does not know (not 100-continue) goes to the app, which refuses it in the
@@ -104,15 +99,15 @@ export function createHttpServer(app: Express, log: Logger, bounds: Partial<Sock
   // CONNECT is no method of the API (D-12): 404 in the envelope, then the connection is closed.
   server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
     const requestId = randomUUID();
-    log.info('request', { requestId, method: req.method, status: 404, code: 'PARTNER_API_NOT_FOUND' });
+    log.info({ requestId, method: req.method, status: 404, code: 'PARTNER_API_NOT_FOUND' }, 'request');
     answerRaw(socket, 'PARTNER_API_NOT_FOUND', requestId);
     socket.setTimeout(2_000, () => socket.destroy());
   });
 
   server.drain = (timeoutMs) =>
     new Promise<boolean>((resolve) => {
-      draining = true;
-      for (const res of inProgress) {
+      app.closing = true;
+      for (const res of app.inProgress ?? []) {
         if (!res.headersSent) res.setHeader('Connection', 'close');
         else res.once('finish', () => res.req.socket.end());
       }

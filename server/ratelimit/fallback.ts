@@ -1,6 +1,6 @@
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
-import type { RateLimitDecision, RateLimiter } from './limiter';
+import type { RateLimitDecision, RateLimiter } from './sliding-window';
 
 /**
  * D-14: the shared store is asked first, for at most `timeoutMs`; when it is slow or unreachable the call
@@ -27,7 +27,7 @@ export class FallbackLimiter implements RateLimiter {
 
   async limit(identifier: string, calls = 1): Promise<RateLimitDecision> {
     if (this.clock() < this.skipUntil) {
-      metrics()?.storeFallbacks.inc({ reason: 'cooldown' });
+      metrics?.storeFallbacks.inc({ reason: 'cooldown' });
       return this.local.limit(identifier, calls);
     }
     const asked = this.shared.limit(identifier, calls);
@@ -47,7 +47,7 @@ export class FallbackLimiter implements RateLimiter {
       }
       return decision;
     } catch (error) {
-      metrics()?.storeFallbacks.inc({ reason: 'unavailable' });
+      metrics?.storeFallbacks.inc({ reason: 'unavailable' });
       this.skipUntil = this.clock() + this.cooldownMs;
       // If the abandoned call still lands and was counted, give it back.
       asked
@@ -55,12 +55,12 @@ export class FallbackLimiter implements RateLimiter {
           (late) => (late.success && this.shared.refund ? this.shared.refund(identifier, calls, late) : undefined),
           () => undefined,
         )
-        .catch((refundError: unknown) => this.log.debug('rate-limit refund failed', { error: refundError }));
+        .catch((refundError: unknown) => this.log.debug({ error: refundError }, 'rate-limit refund failed'));
       if (!this.degraded) {
         this.degraded = true;
-        this.log.warn('rate-limit store unavailable; limiting in process', { error });
+        this.log.warn({ error }, 'rate-limit store unavailable; limiting in process');
       } else {
-        this.log.debug('rate-limit store still unavailable', { error });
+        this.log.debug({ error }, 'rate-limit store still unavailable');
       }
       return this.local.limit(identifier, calls);
     } finally {

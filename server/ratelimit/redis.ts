@@ -2,9 +2,9 @@ import { Redis } from '@upstash/redis';
 import { createClient } from 'redis';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from './limiter';
 import { ADMIT_SCRIPT, REFUND_SCRIPT } from './redis-scripts';
-import { decide } from './window';
+import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from './sliding-window';
+import { decide } from './sliding-window';
 
 // The shared store of D-14: the project's own scripts (redis-scripts.ts) on an @upstash/redis client, so
 // every instance counts against one limit. Over HTTP for Upstash; over TCP for a plain Redis through
@@ -102,9 +102,9 @@ export async function connectSharedStore(
     disableOfflineQueue: true,
     socket: { connectTimeout: 1_000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 5_000) },
   });
-  client.on('error', (error: unknown) => log.debug('redis connection error', { error }));
+  client.on('error', (error: unknown) => log.debug({ error }, 'redis connection error'));
   // Start even if Redis is down: connect() keeps retrying in the background, and calls fall back.
-  const connecting = client.connect().catch((error: unknown) => log.warn('redis connect failed', { error }));
+  const connecting = client.connect().catch((error: unknown) => log.warn({ error }, 'redis connect failed'));
   await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
   return {
     limiter: new RedisSlidingWindow(new Redis(nodeRedisRequester(client)), policy, prefix, clock),

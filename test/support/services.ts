@@ -5,11 +5,10 @@ import type { Db } from '../../db/client';
 import { createCaller } from '../../routers';
 import { createApp } from '../../server/app';
 import { parseConfig } from '../../server/config';
-import { createRequestContext, type Services } from '../../server/context';
 import { createHttpServer, type SocketBounds } from '../../server/http-server';
 import { createLogger, silentLogger } from '../../server/logger';
-import type { RateLimiter } from '../../server/ratelimit/limiter';
-import { createServices } from '../../server/services';
+import type { RateLimiter } from '../../server/ratelimit/sliding-window';
+import { createRequestContext, createServices, type Services } from '../../server/services';
 import { NOW } from './database';
 
 /**
