@@ -106,7 +106,7 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
       buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800],
       registers,
     }),
-    directoryAge: new Gauge({
+    cacheAge: new Gauge({
       name: 'partner_api_directory_age_seconds',
       help: 'Age of the key and brand caches held in memory (since their last good load started; bound 1 s)',
       labelNames: ['directory'] as const,

@@ -86,7 +86,7 @@ describe('the access line (D-22)', () => {
     expect(batch).toMatchObject({ operation: 'trpc.batch', status: 200 });
   });
 
-  // Each refusal with its partner code and the reason of the rule that refused it, on both doors.
+  // Each refusal with its partner code and the reason of the rule that refused it, on both transports.
   const refusals = [
     { code: 'PARTNER_API_KEY_REQUIRED', status: 401, key: undefined },
     { code: 'PARTNER_API_KEY_INVALID', status: 401, key: 'pk_live_not_a_key_we_issued_00000' },

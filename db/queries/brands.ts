@@ -48,7 +48,7 @@ export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> 
 }
 
 /** Brands of a partner (partner guide § List brands), oldest first then by code (D-9): the cache's order, paged. */
-export function listBrands(directory: Iterable<BrandEntry>, partnerId: number, page: PageRequest) {
-  const own = [...directory].filter((brand) => brand.partnerId === partnerId).map((brand) => brand.listed);
+export function listBrands(cached: Iterable<BrandEntry>, partnerId: number, page: PageRequest) {
+  const own = [...cached].filter((brand) => brand.partnerId === partnerId).map((brand) => brand.listed);
   return paginate(async ({ limit, offset }) => own.slice(offset, offset + limit), page);
 }

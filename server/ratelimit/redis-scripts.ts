@@ -9,7 +9,7 @@
 // only known from the store's clock inside the script.
 
 /**
- * Admits ARGV[3] calls if they fit (ARGV[1] calls per ARGV[2] ms), by the rule of window.ts:
+ * Admits ARGV[3] calls if they fit (ARGV[1] calls per ARGV[2] ms), by the rule of sliding-window.ts:
  *   used = floor(previous × (1 − elapsed / window)) + current,  admitted ⟺ used + calls ≤ limit.
  * A refused call writes nothing. Returns {admitted 0|1, current before, previous, elapsed ms, window index}.
  */

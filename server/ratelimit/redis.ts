@@ -37,7 +37,7 @@ export function nodeRedisRequester(client: NodeRedis) {
 }
 
 /**
- * A sliding window in Redis, by the rule of window.ts, judged and counted by one script per admission on
+ * A sliding window in Redis, by the rule of sliding-window.ts, judged and counted by one script per decision on
  * the store's clock. The answer is turned into this instance's clock (`clock`, the one the headers are
  * computed with) by the offsets the script returns, so the headers hold whatever the clocks' skew.
  */
