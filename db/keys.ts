@@ -31,12 +31,8 @@ export function generateApiKey(): string {
 }
 
 /**
- * An expiry as the keys CLI takes it, in KST like every date of the service (D-5):
- * - a day, `2027-06-30`: the key works through the end of that KST day, and expires at the next day's
- *   00:00 KST (2027-07-01T00:00:00+09:00);
- * - a time, `2027-06-30T12:00` or with seconds: that KST time, unless it carries its own offset
- *   (`Z`, `+09:00`, `-05:00`).
- * Days that do not exist (2027-02-30) and hours past 23 are refused, not rolled over.
+ * An expiry as the keys CLI takes it, in KST (D-5): a day (`2027-06-30`, the key works through its end) or
+ * a time (`2027-06-30T12:00[:SS]`, KST unless it carries an offset). Impossible days and hours are refused.
  */
 export function parseExpiry(text: string): Date {
   const match = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:\d{2})?)?$/.exec(text);

@@ -42,12 +42,8 @@ function answerRaw(socket: net.Socket, code: PartnerErrorCode, requestId: string
 }
 
 /**
- * The HTTP server around the app (D-21). A connection that has not sent a whole request within
- * HEADERS_TIMEOUT_MS of starting it (a silent one included) is closed; one idle between requests is
- * Node's keep-alive timer's to close; a response whose bytes stand still for SEND_TIMEOUT_MS (a client
- * that does not read) is reset; past MAX_CONNECTIONS a connection is closed as it arrives. Requests
- * Node's parser refuses, CONNECT and unknown expectations are answered in the envelope with a request id
- * (D-12). Per-address caps are the balancer's job (compose.yaml).
+ * The HTTP server around the app, its sockets bounded by Node's own options (D-21); requests Node's parser
+ * refuses, CONNECT and unknown expectations answered in the envelope (D-12).
  */
 export function createHttpServer(
   app: http.RequestListener & Partial<Pick<App, 'inProgress' | 'closing'>>,
@@ -71,9 +67,7 @@ export function createHttpServer(
   ) as HttpServer;
   server.maxConnections = MAX_CONNECTIONS;
   server.timeout = SEND_TIMEOUT_MS;
-  // Idle past the keep-alive timeout, or stalled past SEND_TIMEOUT_MS: closed with a reset, which also
-  // drops what the kernel still holds for a client that does not read (a plain close leaves that to TCP's
-  // retries, for minutes).
+  // A reset also drops what the kernel holds for a client that does not read (a close leaves it to TCP).
   server.on('timeout', (socket: net.Socket) => socket.resetAndDestroy());
 
   let dropped = 0;
@@ -115,10 +109,8 @@ export function createHttpServer(
         server.closeAllConnections();
         resolve(false);
       }, timeoutMs);
-      // Stop accepting at once, called back once every connection has closed. This is net.Server's close:
-      // http.Server's own also closes the idle connections in the same breath, resetting a request that
-      // has reached one but is not read yet. They are closed one turn of the event loop later instead,
-      // once such a request has been read (it is then answered, with Connection: close).
+      // net.Server's close: http.Server's would reset a request that reached an idle connection unread;
+      // idle ones are closed a tick later, once such a request is read (and answered with Connection: close).
       net.Server.prototype.close.call(server, () => {
         clearTimeout(timer);
         resolve(true);

@@ -15,12 +15,7 @@ const LOG_FLUSH_MS = 100;
 
 let stdout: ReturnType<typeof pino.destination> | undefined;
 
-/**
- * stdout, shared by every logger of the process, written in batches (D-22): one write for many access
- * lines instead of a system call per request. A batch is written when it holds LOG_BATCH_BYTES or is
- * LOG_FLUSH_MS old, synchronously (pino's synchronous destination), and whatever is left is written when
- * the process exits, however it exits short of being killed outright.
- */
+/** stdout, shared by every logger, written in batches (D-22): one system call for many lines; the rest at exit. */
 function batchedStdout() {
   if (stdout) return stdout;
   const destination = pino.destination({
@@ -42,10 +37,7 @@ export function flushLogs(): void {
   }
 }
 
-/**
- * A logger at `level`. Lines go to stdout (batchedStdout), or to `write`, called once a line with the
- * line and its newline (tests).
- */
+/** A logger at `level`, to stdout or to `write` (tests), called once a line. */
 export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
   return pino(
     {
@@ -62,10 +54,7 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
 
 export const silentLogger: Logger = createLogger('silent');
 
-/**
- * The process's policy for a promise nobody awaited that failed (a driver's background work, say): log it
- * and keep serving, since every request has its own deadline and error handling.
- */
+/** A failed promise nobody awaited (a driver's background work) is logged; every request has its own deadline. */
 export function logUnhandledRejections(log: Logger): void {
   process.on('unhandledRejection', (reason) => log.error({ error: reason }, 'unhandled rejection'));
 }

@@ -34,8 +34,7 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
   const sources: Sources = {};
   // Process CPU, memory, descriptors, GC, and the event-loop delay (nodejs_eventloop_lag_*).
   collectDefaultMetrics({ register: registry });
-  // Registered only for a handle whose driver reports its pool (observeDatabase): PGlite has none, and a
-  // series that always reads 0 would say "idle" where it means "unknown".
+  // Only for a driver that reports its pool (PGlite has none: a 0 would say "idle" where it means "unknown").
   const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number) => ({
     name,
     gauge: new Gauge({
@@ -138,10 +137,7 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
   };
 }
 
-/**
- * The metrics listener: GET /metrics in Prometheus's text format, 404 for anything else. Bound to its
- * own port (and host), so it is reachable by the scraper and not through the partner port.
- */
+/** The metrics listener, on its own port: GET /metrics in Prometheus's text format, 404 for anything else. */
 export async function startMetricsServer(
   registry: Registry,
   options: { port: number; host: string; log: Logger },

@@ -3,14 +3,9 @@ import { metrics } from '../metrics';
 import type { RateLimitDecision, RateLimiter } from './sliding-window';
 
 /**
- * D-14: the shared store is asked first, for at most `timeoutMs`; when it is slow or unreachable the call
- * is judged by the in-process limiter of the same policy (each instance still enforces the limit on its
- * own), and the failure is logged, once per outage at warn and each time at debug. The answer is always a
- * real decision of one of the two, so the headers never advertise made-up numbers.
- * - A call the store counts after its answer was abandoned is refunded, so no call is counted twice and
- *   a call refused locally is not counted in the shared budget.
- * - After a failure the store is left alone for `cooldownMs` (a circuit breaker), so an outage does not
- *   add the timeout to every call; the next call after it tries the store again.
+ * D-14: the shared store is asked first, for at most `timeoutMs`; when it is slow or down the in-process
+ * limiter of the same policy judges, and the store is left alone for `cooldownMs`. A call the store counted
+ * after its answer was abandoned is refunded, so no call is counted twice.
  */
 export class FallbackLimiter implements RateLimiter {
   private degraded = false;
@@ -33,9 +28,7 @@ export class FallbackLimiter implements RateLimiter {
     const asked = this.shared.limit(identifier, calls);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      // Past the deadline, I/O is polled once more before giving up (setImmediate runs after the poll
-      // phase): an answer that arrived in time while this process was busy (a long synchronous task, say)
-      // is used, instead of judging locally and leaving the store alone for the cooldown.
+      // I/O is polled once more before giving up: an answer that came in time while this process was busy counts.
       const expire = () => reject(new Error(`rate-limit store slower than ${this.timeoutMs} ms`));
       timer = setTimeout(() => setImmediate(expire), this.timeoutMs);
     });
