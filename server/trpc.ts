@@ -41,10 +41,8 @@ export const router = t.router;
 // operation's .input), brand (404), then the operation's own resource (404).
 
 /**
- * D-21, D-23: a call reads all of its statements from one server, a usable replica when there is one,
- * else the primary, holding one slot of that server's pool. A call that failed for its replica's sake, or
- * found the replica's pool full, runs once more on the primary (reads are idempotent). No slot of the
- * primary's pool in time is the 500 envelope with `Retry-After`.
+ * D-21, D-23: a call reads from one server, a usable replica else the primary, holding a slot of its pool.
+ * A call its replica failed (or whose pool was full) runs once more on the primary (reads are idempotent).
  */
 async function onOneServer<R extends { ok: boolean; error?: unknown }>(
   ctx: RequestContext,
@@ -182,18 +180,10 @@ export type BrandParameters<Shape extends z.ZodRawShape> = z.output<z.ZodObject<
 /** What a rule across parameters may depend on besides them: the request's KST "today" (D-5), for defaults. */
 export type RequestDay = { today: string };
 
-/**
- * A read inside one brand of the key's partner. The operation's parameters are validated first (400
- * before 404, D-13), then the brand is resolved in the partner's scope: a brand of another partner
- * answers exactly like a missing one (partner guide § Authentication). Its reads then run on one server
- * (onOneServer).
- */
+/** A read inside one brand of the key's partner: parameters first (400 before 404, D-13), then the brand. */
 export function brandProcedure<Shape extends z.ZodRawShape>(
   parameters: Shape,
-  /**
-   * Rules across parameters (e.g. from ≤ to), judged after the others and before the brand, as 400. They
-   * get the request's today, so a rule can apply to defaults that depend on the clock (the `to` of review statistics).
-   */
+  /** Rules across parameters (from ≤ to), as 400; they get the request's KST today for clock-based defaults. */
   check?: (input: BrandParameters<Shape>, issues: ParameterIssues, request: RequestDay) => void,
 ) {
   const schema = z.object({ brand_code: brandCodeParam, ...parameters });
