@@ -36,7 +36,7 @@ export function nodeRedisRequester(client: NodeRedis) {
  * put the answer on this instance's clock, so the headers hold whatever the clocks' skew.
  */
 export class RedisSlidingWindow implements RateLimiter {
-  private readonly admitScript: Script<number[]>;
+  private readonly limitScript: Script<number[]>;
   private readonly refundScript: Script<number>;
 
   constructor(
@@ -45,7 +45,7 @@ export class RedisSlidingWindow implements RateLimiter {
     private readonly prefix = 'partner-api:ratelimit',
     private readonly clock: () => number = Date.now,
   ) {
-    this.admitScript = redis.createScript<number[]>(ADMIT_SCRIPT);
+    this.limitScript = redis.createScript<number[]>(LIMIT_SCRIPT);
     this.refundScript = redis.createScript<number>(REFUND_SCRIPT);
   }
 
@@ -56,7 +56,7 @@ export class RedisSlidingWindow implements RateLimiter {
 
   async limit(identifier: string, calls = 1): Promise<RateLimitDecision> {
     const { limit, windowMs } = this.policy;
-    const reply = await this.admitScript.exec([this.key(identifier)], [limit, windowMs, calls].map(String));
+    const reply = await this.limitScript.exec([this.key(identifier)], [limit, windowMs, calls].map(String));
     const [admitted, current, previous, elapsed, window] = reply.map(Number);
     if ([admitted, current, previous, elapsed, window].some((value) => !Number.isFinite(value)))
       throw new Error('unexpected answer from the rate-limit script');
@@ -112,11 +112,11 @@ export async function connectSharedStore(
 // the previous window only), so every key a script touches is declared, as Redis Cluster requires.
 
 /**
- * Admits ARGV[3] calls if they fit (ARGV[1] calls per ARGV[2] ms), by the rule of sliding-window.ts:
+ * Counts ARGV[3] calls if they fit (ARGV[1] calls per ARGV[2] ms), by the rule of sliding-window.ts:
  *   used = floor(previous × (1 − elapsed / window)) + current,  admitted ⟺ used + calls ≤ limit.
  * A refused call writes nothing. Returns {admitted 0|1, current before, previous, elapsed ms, window index}.
  */
-export const ADMIT_SCRIPT = `
+const LIMIT_SCRIPT = `
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local calls = tonumber(ARGV[3])
@@ -143,7 +143,7 @@ return {1, current, previous, elapsed, index}
  * Gives back up to ARGV[2] calls of window ARGV[3] (or of the current window when ARGV[3] is empty;
  * ARGV[1] is the window in ms), never below zero and never creating a count. Returns the calls given back.
  */
-export const REFUND_SCRIPT = `
+const REFUND_SCRIPT = `
 local window = tonumber(ARGV[1])
 local field = ARGV[3]
 if field == '' then
