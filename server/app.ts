@@ -166,11 +166,7 @@ function wellFormedRequests(req: Request, res: Response, next: NextFunction) {
   return malformed ? sendError(res, 'PARTNER_API_INVALID_PARAMETER') : next();
 }
 
-/**
- * The REST API: trpc-to-openapi's express middleware serves the router's `meta.openapi` GET paths; status
- * and headers (rate limit, Link, Retry-After) come from `responseMeta`, an error's body from the error
- * formatter's envelope (D-12).
- */
+/** The REST API: trpc-to-openapi's express middleware; status and headers from `responseMeta` (D-12). */
 function restApi(router: AppRouter, services: Services) {
   const patterns = restRoutes(router).map((route) => route.pattern);
   const adapter = createOpenApiExpressMiddleware({

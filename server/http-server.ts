@@ -7,11 +7,7 @@ import { errorEnvelope, type PartnerErrorCode } from './errors';
 import type { Logger } from './logger';
 
 export type HttpServer = http.Server & {
-  /**
-   * D-20 drain: stop accepting, close idle keep-alive connections, answer every request in progress with
-   * `Connection: close`. Resolves true once every connection has closed, false if `timeoutMs` passed
-   * first (the rest are then cut).
-   */
+  /** D-20: stop accepting, answer what is in progress with `Connection: close`; false if `timeoutMs` cut it short. */
   drain(timeoutMs: number): Promise<boolean>;
 };
 

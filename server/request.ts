@@ -6,10 +6,7 @@ import { metrics } from './metrics';
 import { createRequestContext, type RequestContext, type Services } from './services';
 import { tracing } from './tracing';
 
-/**
- * What the access line of one request says beyond what the response shows (D-22), filled in while it
- * runs. Never the key itself.
- */
+/** What a request's access line says beyond the response (D-22), filled in while it runs; never the key. */
 export type AccessRecord = {
   requestId: string;
   traceId: string;
@@ -107,10 +104,7 @@ const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(
 const ZERO_TRACE = '0'.repeat(32);
 const ZERO_PARENT = '0'.repeat(16);
 
-/**
- * The caller's trace, if its `traceparent` is valid per W3C Trace Context (D-22); anything else is ignored
- * and the request starts a new trace.
- */
+/** The caller's trace, if its `traceparent` is valid per W3C Trace Context (D-22); else a new trace starts. */
 export function parseTraceparent(header: string | undefined): TraceParent | undefined {
   if (!header || header.length < 55 || header.length > 512) return undefined;
   const match = TRACEPARENT.exec(header);
@@ -166,10 +160,7 @@ export function pathOf(req: Request) {
 
 type Issue = { path?: PropertyKey[]; code?: string; message?: string };
 
-/**
- * Why a call was refused, for the access line: the rule it broke, never a value (D-12, D-22). Other errors'
- * messages are not used: they may quote what was sent.
- */
+/** Why a call was refused, for the access line: the rule it broke, never a value (D-12, D-22). */
 function causeOf(error: unknown): unknown {
   for (const current of causeChain(error)) {
     const issues = current.issues as Issue[] | undefined;
