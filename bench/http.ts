@@ -11,7 +11,7 @@ import postgres from 'postgres';
 import { buildDailyAggregate } from '../db/aggregate';
 import { type Db, openDatabase } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
-import { type BrandEntry, brandScopeName, loadBrandScopes } from '../db/queries/brands';
+import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/schema';
 import { refreshStatistics } from '../db/seed/bulk';
@@ -440,7 +440,7 @@ async function main() {
     .innerJoin(partners, eq(partners.id, brands.partnerId))
     .where(eq(brands.brandCode, BENCH_BRAND_CODE));
   const brandScopes = await loadBrandScopes(database.db);
-  const scope = partner && brandScopes.get(brandScopeName(partner.id, BENCH_BRAND_CODE));
+  const scope = partner && brandScopes.get(BENCH_BRAND_CODE);
   if (!partner || !scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
   const [newest] = await database.db
     .select({ code: reviews.reviewCode })

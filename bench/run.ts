@@ -3,15 +3,14 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { buildDailyAggregate } from '../db/aggregate';
 import { openDatabase } from '../db/client';
-import { brandScopeName, loadBrandScopes } from '../db/queries/brands';
+import { loadBrandScopes } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
 import { createCaller } from '../routers';
 import { parseConfig } from '../server/config';
-import { createRequestContext } from '../server/context';
 import { silentLogger } from '../server/logger';
-import { createServices } from '../server/services';
+import { createRequestContext, createServices } from '../server/services';
 
 // npm run bench [-- --reviews N --runs R]: on a large brand, the review list's access paths, review-stats
 // and sales through the whole procedure stack (auth, limit, validation, query, output schema), against
@@ -145,7 +144,7 @@ async function main() {
     );
 
     // The plans of the exact SQL the API runs, for the paths the indexes are for.
-    const scope = (await loadBrandScopes(database.db)).get(brandScopeName(1, brand));
+    const scope = (await loadBrandScopes(database.db)).get(brand);
     if (scope) {
       const planned = scenarios.filter(([name]) => name === 'newest page' || name.startsWith('keyword'));
       for (const [name, filters] of planned) {

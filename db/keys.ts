@@ -5,9 +5,11 @@ import { addDays, isCalendarDay, kstDayStart } from './kst';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Once a call: the one-shot digest, without a Hash object to build and drop each time. */
+/** How a key is stored and looked up (D-4); the key check hashes a presented key with it (server/trpc.ts). */
+export const API_KEY_HASH = 'sha256';
+
 export function hashApiKey(key: string): string {
-  return hash('sha256', key, 'hex');
+  return hash(API_KEY_HASH, key, 'hex');
 }
 
 /** What lists and logs may show of a key: enough to tell keys apart, useless to call with. */
@@ -16,13 +18,10 @@ export function displayPrefixOf(key: string): string {
 }
 
 /**
- * Whether a presented key could be one of ours: every key has only letters, digits and the underscores of
- * its prefix (generateApiKey, the demo keys). Anything else (a no-break space, say) is a key that does not
- * exist, refused without a lookup (D-4, D-13).
+ * What a key can be: letters, digits and the underscores of its prefix (generateApiKey, the demo keys).
+ * Anything else (a no-break space, say) is a key that does not exist, refused without a lookup (D-4, D-13).
  */
-export function isWellFormedApiKey(key: string): boolean {
-  return /^[A-Za-z0-9_]+$/.test(key);
-}
+export const API_KEY_FORMAT = /^[A-Za-z0-9_]+$/;
 
 /** `pk_live_` + 32 random base62 characters (D-4), from the CSPRNG. */
 export function generateApiKey(): string {
@@ -32,12 +31,8 @@ export function generateApiKey(): string {
 }
 
 /**
- * An expiry as the keys CLI takes it, in KST like every date of the service (D-5):
- * - a day, `2027-06-30`: the key works through the end of that KST day, and expires at the next day's
- *   00:00 KST (2027-07-01T00:00:00+09:00);
- * - a time, `2027-06-30T12:00` or with seconds: that KST time, unless it carries its own offset
- *   (`Z`, `+09:00`, `-05:00`).
- * Days that do not exist (2027-02-30) and hours past 23 are refused, not rolled over.
+ * An expiry as the keys CLI takes it, in KST (D-5): a day (`2027-06-30`, the key works through its end) or
+ * a time (`2027-06-30T12:00[:SS]`, KST unless it carries an offset). Impossible days and hours are refused.
  */
 export function parseExpiry(text: string): Date {
   const match = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:\d{2})?)?$/.exec(text);

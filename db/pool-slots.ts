@@ -1,11 +1,7 @@
 /**
- * The request pool's size and acquire timeout (D-21). postgres.js has no acquire timeout: a statement
- * that finds every connection busy is queued behind another on one of them, as long as that one takes.
- * So a call takes one of `size` slots (one per connection) for the whole of its database work, waiting
- * at most `waitMs`; one that gets none in time fails with PoolBusyError (the 500 envelope with
- * Retry-After), long before its deadline. A slot comes back when the work settles, or after `holdMs`
- * at most: work still pending then waits on a connection the network has left (a statement on a live
- * one is cut by statement_timeout first), and its slot must not be lost with it.
+ * The request pool's acquire timeout (D-21), which postgres.js lacks: a call holds one of `size` slots (one
+ * per connection) for its database work, waiting at most `waitMs` (else PoolBusyError). A slot comes back
+ * when the work settles, or after `holdMs` at most, so work stuck on a dead connection cannot keep it.
  */
 export class PoolSlots {
   private free: number;

@@ -65,21 +65,21 @@ async function runLogged(deps: Deps): Promise<boolean> {
     const run = await runDailyAggregate(deps.db, { now: deps.now() });
     const ms = Date.now() - started;
     countRun(run.outcome, ms);
-    if (run.outcome === 'built') deps.log.info('daily aggregate built', { ...run.result, ms });
-    else if (run.outcome === 'covered') deps.log.debug('daily aggregate already built', { ms });
-    else deps.log.info('daily aggregate under way elsewhere; will check again', { ms });
+    if (run.outcome === 'built') deps.log.info({ ...run.result, ms }, 'daily aggregate built');
+    else if (run.outcome === 'covered') deps.log.debug({ ms }, 'daily aggregate already built');
+    else deps.log.info({ ms }, 'daily aggregate under way elsewhere; will check again');
     return run.outcome !== 'busy';
   } catch (error) {
     const ms = Date.now() - started;
     countRun('failed', ms);
-    deps.log.error('daily aggregate failed; will retry', { error, ms });
+    deps.log.error({ error, ms }, 'daily aggregate failed; will retry');
     return false;
   }
 }
 
 /** D-22: aggregate runs by outcome, and how long they took. */
 function countRun(outcome: string, ms: number) {
-  const registered = metrics();
+  const registered = metrics;
   if (!registered) return;
   registered.aggregateRuns.inc({ outcome });
   registered.aggregateDuration.observe({ outcome }, ms / 1000);

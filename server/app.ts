@@ -1,16 +1,19 @@
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import { sql } from 'drizzle-orm';
-import express, { type NextFunction, type Request, type Response } from 'express';
-import { untilAborted } from '../db/cancellation';
-import { appRouter } from '../routers';
-import { type AccessRecord, requestIdAndAccessLog } from './access-log';
-import type { Services } from './context';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
+import { type AppRouter, appRouter } from '../routers';
 import { docsRouter } from './docs';
 import { ERROR_CATALOGUE, errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
-import { httpContext, logFailure, pathOf } from './http-context';
 import { openApiDocument } from './openapi';
-import { restApi } from './rest';
-import { admit } from './trpc';
+import { type AccessRecord, httpContext, logFailure, pathOf, requestIdAndAccessLog } from './request';
+import { restRoutes } from './routes';
+import type { Services } from './services';
+import { checkKeyAndLimit, untilAborted } from './trpc';
+import { partnerErrorBody } from './workarounds/trpc-to-openapi-error-body';
+
+/** The express app, with the responses it is writing (a drain tells them to close their connection). */
+export type App = Express & { inProgress: Set<Response>; closing: boolean };
 
 /** A tRPC batch holds at most this many calls (D-20). */
 export const MAX_BATCH_CALLS = 10;
@@ -25,8 +28,8 @@ export function createApp(
     /** D-20: true from the stop signal on; `/readyz` then answers 503 so balancers stop routing here. */
     draining?: () => boolean;
   } = {},
-) {
-  const app = express();
+): App {
+  const app = Object.assign(express(), { inProgress: new Set<Response>(), closing: false });
   // The client address (refused-key budget, D-14) comes from X-Forwarded-For only behind trusted proxies.
   app.set('trust proxy', options.trustProxy ?? false);
   app.disable('x-powered-by');
@@ -38,7 +41,7 @@ export function createApp(
   app.set('query parser', 'simple');
 
   app.use(requestIdAndAccessLog(services.log));
-  app.use(requestLifetime(options.deadlineMs ?? 10_000));
+  app.use(requestLifetime(app, options.deadlineMs ?? 10_000));
   app.use(wellFormedRequests);
   // The service answers GET only: any other method, HEAD and OPTIONS included, on any path is 404 (D-12).
   app.use((req, res, next) => (req.method === 'GET' ? next() : sendError(res, 'PARTNER_API_NOT_FOUND')));
@@ -62,7 +65,7 @@ export function createApp(
       await untilAborted(signal, () => services.control.execute(sql`select 1`));
       res.json({ status: 'ok' });
     } catch (error) {
-      services.log.error('readiness check failed', { requestId: res.locals.requestId, error });
+      services.log.error({ requestId: res.locals.requestId, error }, 'readiness check failed');
       res.status(503).json({ status: 'unavailable' });
     }
   });
@@ -72,15 +75,15 @@ export function createApp(
   // D-18: the SDK's transport, behind the same middleware (key, limit, brand scope) and error codes.
   const trpcTransport = createExpressMiddleware({
     router: appRouter,
-    // D-20: more calls in one request is 400 before anything runs; the rest are admitted together, once.
+    // D-20: more calls in one request is 400 before anything runs; the rest are checked together, once.
     maxBatchSize: MAX_BATCH_CALLS,
     createContext: ({ req, res, info }) => {
       const ctx = httpContext(services, req, res);
       // A batch is one request of several procedures: one bounded label for its metrics and access line.
       if (info.calls.length > 1 && ctx.access) ctx.access.operation = 'trpc.batch';
-      ctx.admission = admit(ctx, Math.max(1, info.calls.length));
+      ctx.authenticated = checkKeyAndLimit(ctx, Math.max(1, info.calls.length));
       // Each call awaits it; a refusal answers every call and is no unhandled rejection.
-      ctx.admission.catch(() => undefined);
+      ctx.authenticated.catch(() => undefined);
       return ctx;
     },
     onError: ({ error, req }) => logFailure(services.log, req, error),
@@ -103,7 +106,7 @@ export function createApp(
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const access = res.locals.access as AccessRecord | undefined;
     if (access) access.code ??= 'PARTNER_API_INTERNAL_ERROR';
-    services.log.error('unhandled error', { requestId: res.locals.requestId, traceId: access?.traceId, error });
+    services.log.error({ requestId: res.locals.requestId, traceId: access?.traceId, error }, 'unhandled error');
     if (res.headersSent) return res.end();
     sendError(res, 'PARTNER_API_INTERNAL_ERROR');
   });
@@ -129,15 +132,18 @@ const TRPC_PATH = /^\/partner\/v1\/trpc\/[A-Za-z]+(\.[A-Za-z]+)*(,[A-Za-z]+(\.[A
 const READY_WITHIN_MS = 1_000;
 
 /**
- * D-20: each request's signal, aborted when its deadline passes or its client goes away before the
- * answer; the procedures and their queries stop with it (server/trpc.ts, db/cancellation.ts).
+ * D-20: each request's signal, aborted when its deadline passes or its client goes away before the answer
+ * (the procedures stop with it, server/trpc.ts); and the response's place among those a drain closes.
  */
-function requestLifetime(deadlineMs: number) {
+function requestLifetime(app: App, deadlineMs: number) {
   return (_req: Request, res: Response, next: NextFunction) => {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error(`deadline of ${deadlineMs} ms passed`)), deadlineMs);
     res.locals.signal = controller.signal;
+    if (app.closing) res.setHeader('Connection', 'close');
+    app.inProgress.add(res);
     res.on('close', () => {
+      app.inProgress.delete(res);
       clearTimeout(timer);
       if (res.writableFinished) return;
       // The client's choice, not a fault: logged at info on the access line, not as an error (D-22).
@@ -158,4 +164,49 @@ function wellFormedRequests(req: Request, res: Response, next: NextFunction) {
     (req.httpVersion === '1.1' && req.headers.host === undefined) ||
     (expectation !== undefined && expectation.toLowerCase() !== '100-continue');
   return malformed ? sendError(res, 'PARTNER_API_INVALID_PARAMETER') : next();
+}
+
+/** The REST API: trpc-to-openapi's express middleware; status and headers from `responseMeta` (D-12). */
+function restApi(router: AppRouter, services: Services) {
+  const patterns = restRoutes(router).map((route) => route.pattern);
+  const adapter = createOpenApiExpressMiddleware({
+    router,
+    createContext: ({ req, res }) => httpContext(services, req, res),
+    onError: ({ error, req }) => {
+      if (req.res) partnerErrorBody(req.res);
+      logFailure(services.log, req, error);
+    },
+    responseMeta: ({ ctx, errors }) => ({
+      status: errors[0] ? httpStatusOf(errors[0]) : 200,
+      headers: ctx?.responseHeaders,
+    }),
+  });
+  // The adapter matches paths ignoring case and a trailing slash and resolves dot segments: only a path
+  // that, its segments decoded, is exactly one of the API's reaches it; any other is the app's 404 (D-12).
+  return (req: Request, res: Response, next: NextFunction) => {
+    const end = req.url.indexOf('?');
+    const path = decodedPath(end === -1 ? req.url : req.url.slice(0, end));
+    if (!patterns.some((pattern) => pattern.test(path))) return next();
+    req.url = end === -1 ? path : path + req.url.slice(end);
+    return adapter(req, res);
+  };
+}
+
+/**
+ * The path with %-encoded segments decoded (`chicken%2Dhouse` is `chicken-house`), as the tRPC transport
+ * receives them; a segment is decoded only into the URL-safe characters public codes are made of.
+ */
+function decodedPath(path: string): string {
+  if (!path.includes('%')) return path;
+  return path
+    .split('/')
+    .map((segment) => {
+      try {
+        const decoded = decodeURIComponent(segment);
+        return /^[A-Za-z0-9_.~-]*$/.test(decoded) ? decoded : segment;
+      } catch {
+        return segment;
+      }
+    })
+    .join('/');
 }

@@ -73,7 +73,7 @@ export const configSchema = z
     DB_LOCK_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
     /** D-20: connecting to PostgreSQL gives up after this long. */
     DB_CONNECT_TIMEOUT_MS: integer(100, 60_000, 3_000),
-    /** D-21: connections of the request pool (the directories and /readyz have two of their own). */
+    /** D-21: connections of the request pool (the key and brand caches and /readyz have two of their own). */
     DB_POOL_SIZE: integer(1, 1_000, 10),
     /**
      * D-21: how long a call waits for a connection of the pool before it gets the 500 envelope

@@ -80,7 +80,7 @@ export async function openDemoDatabase(
     const aggregate = await buildDailyAggregate(database.db, { now });
     // PGlite runs no autovacuum: without fresh statistics the planner takes the tables for empty.
     await database.db.execute(sql`VACUUM ANALYZE`);
-    log.info('demo data loaded', { ...summary, aggregate, snapshot: Boolean(snapshot), ms: Date.now() - started });
+    log.info({ ...summary, aggregate, snapshot: Boolean(snapshot), ms: Date.now() - started }, 'demo data loaded');
     return database;
   } catch (error) {
     await database.close().catch(() => undefined);

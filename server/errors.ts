@@ -62,20 +62,12 @@ export class PartnerApiError extends TRPCError {
   }
 }
 
-/**
- * An error and its causes, outermost first: the one walk over `cause` chains. Bounded, so a cycle or a
- * driver's deep chain ends it.
- */
+/** An error and its causes, outermost first: the one walk over `cause` chains, bounded (a cycle ends it). */
 export function* causeChain(error: unknown): Generator<Record<string, unknown>> {
   for (let current = error, depth = 0; isObject(current) && depth < 8; current = current.cause, depth++) yield current;
 }
 
-/**
- * The partner code of any error a call ended with. Ours carry it, possibly as the cause of a wrapper
- * (trpc-to-openapi wraps any error not named TRPCError in its own INTERNAL_SERVER_ERROR); the framework's
- * own are mapped by their tRPC code: input validation → INVALID_PARAMETER, no such procedure or method →
- * NOT_FOUND, the rest → INTERNAL_ERROR.
- */
+/** The partner code of any error a call ended with: ours carry it (maybe as a wrapper's cause); tRPC's map by code. */
 export function partnerCodeOf(error: unknown): PartnerErrorCode {
   for (const current of causeChain(error)) {
     const code = current.partnerCode;

@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import type { Express } from 'express';
+import type { App } from './app';
 import { type Config, parseConfig } from './config';
 import { errorEnvelope, type PartnerErrorCode } from './errors';
 import type { Logger } from './logger';
 
 export type HttpServer = http.Server & {
-  /**
-   * D-20 drain: stop accepting, close idle keep-alive connections, answer every request in progress with
-   * `Connection: close`. Resolves true once every connection has closed, false if `timeoutMs` passed
-   * first (the rest are then cut).
-   */
+  /** D-20: stop accepting, answer what is in progress with `Connection: close`; false if `timeoutMs` cut it short. */
   drain(timeoutMs: number): Promise<boolean>;
 };
 
@@ -42,14 +38,14 @@ function answerRaw(socket: net.Socket, code: PartnerErrorCode, requestId: string
 }
 
 /**
- * The HTTP server around the app (D-21). A connection that has not sent a whole request within
- * HEADERS_TIMEOUT_MS of starting it (a silent one included) is closed; one idle between requests is
- * Node's keep-alive timer's to close; a response whose bytes stand still for SEND_TIMEOUT_MS (a client
- * that does not read) is reset; past MAX_CONNECTIONS a connection is closed as it arrives. Requests
- * Node's parser refuses, CONNECT and unknown expectations are answered in the envelope with a request id
- * (D-12). Per-address caps are the balancer's job (compose.yaml).
+ * The HTTP server around the app, its sockets bounded by Node's own options (D-21); requests Node's parser
+ * refuses, CONNECT and unknown expectations answered in the envelope (D-12).
  */
-export function createHttpServer(app: Express, log: Logger, bounds: Partial<SocketBounds> = {}): HttpServer {
+export function createHttpServer(
+  app: http.RequestListener & Partial<Pick<App, 'inProgress' | 'closing'>>,
+  log: Logger,
+  bounds: Partial<SocketBounds> = {},
+): HttpServer {
   const { MAX_CONNECTIONS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, SEND_TIMEOUT_MS } = {
     ...parseConfig({}),
     ...bounds,
@@ -67,35 +63,24 @@ export function createHttpServer(app: Express, log: Logger, bounds: Partial<Sock
   ) as HttpServer;
   server.maxConnections = MAX_CONNECTIONS;
   server.timeout = SEND_TIMEOUT_MS;
-  // Idle past the keep-alive timeout, or stalled past SEND_TIMEOUT_MS: closed with a reset, which also
-  // drops what the kernel still holds for a client that does not read (a plain close leaves that to TCP's
-  // retries, for minutes).
+  // A reset also drops what the kernel holds for a client that does not read (a close leaves it to TCP).
   server.on('timeout', (socket: net.Socket) => socket.resetAndDestroy());
 
   let dropped = 0;
   server.on('drop', () => {
     if (dropped++ > 0) return;
     setTimeout(() => {
-      log.warn('connections refused over MAX_CONNECTIONS', { dropped, withinMs: 10_000 });
+      log.warn({ dropped, withinMs: 10_000 }, 'connections refused over MAX_CONNECTIONS');
       dropped = 0;
     }, 10_000).unref();
   });
 
-  // Responses in progress: told to close their connection when a drain starts.
-  const inProgress = new Set<http.ServerResponse>();
-  let draining = false;
-  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (draining) res.setHeader('Connection', 'close');
-    inProgress.add(res);
-    res.once('close', () => inProgress.delete(res));
-  });
-
   server.on('clientError', (error: NodeJS.ErrnoException, socket: net.Socket) => {
     // A timed-out request gets no answer; nor does a connection with a response already under way.
-    const answering = [...inProgress].some((res) => res.socket === socket && res.headersSent);
+    const answering = [...(app.inProgress ?? [])].some((res) => res.socket === socket && res.headersSent);
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable || answering) return socket.destroy();
     const requestId = randomUUID();
-    log.warn('request refused by the HTTP parser', { requestId, code: error.code, error });
+    log.warn({ requestId, code: error.code, error }, 'request refused by the HTTP parser');
     answerRaw(socket, 'PARTNER_API_INVALID_PARAMETER', requestId);
   });
   // An expectation Node does not know (not 100-continue) goes to the app, which refuses it in the
@@ -104,15 +89,15 @@ export function createHttpServer(app: Express, log: Logger, bounds: Partial<Sock
   // CONNECT is no method of the API (D-12): 404 in the envelope, then the connection is closed.
   server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
     const requestId = randomUUID();
-    log.info('request', { requestId, method: req.method, status: 404, code: 'PARTNER_API_NOT_FOUND' });
+    log.info({ requestId, method: req.method, status: 404, code: 'PARTNER_API_NOT_FOUND' }, 'request');
     answerRaw(socket, 'PARTNER_API_NOT_FOUND', requestId);
     socket.setTimeout(2_000, () => socket.destroy());
   });
 
   server.drain = (timeoutMs) =>
     new Promise<boolean>((resolve) => {
-      draining = true;
-      for (const res of inProgress) {
+      app.closing = true;
+      for (const res of app.inProgress ?? []) {
         if (!res.headersSent) res.setHeader('Connection', 'close');
         else res.once('finish', () => res.req.socket.end());
       }
@@ -120,10 +105,8 @@ export function createHttpServer(app: Express, log: Logger, bounds: Partial<Sock
         server.closeAllConnections();
         resolve(false);
       }, timeoutMs);
-      // Stop accepting at once, called back once every connection has closed. This is net.Server's close:
-      // http.Server's own also closes the idle connections in the same breath, resetting a request that
-      // has reached one but is not read yet. They are closed one turn of the event loop later instead,
-      // once such a request has been read (it is then answered, with Connection: close).
+      // net.Server's close: http.Server's would reset a request that reached an idle connection unread;
+      // idle ones are closed a tick later, once such a request is read (and answered with Connection: close).
       net.Server.prototype.close.call(server, () => {
         clearTimeout(timer);
         resolve(true);

@@ -1,13 +1,9 @@
 import { causeChain } from './errors';
 
 /**
- * An error as a log line may hold it (D-22): its type, a message without values, its code, one stack (the
- * outermost error's, a few frames) and the chain of causes by type and message only. What drivers attach
- * to their errors is dropped: drizzle's DrizzleQueryError puts the SQL and every parameter in its message
- * (`Failed query: … params: …`) and postgres.js keeps `query`, `parameters`, `args` and a `detail` that
- * quotes row values, so an error of a keyword search would log the partner's keyword and a user code, in
- * a line of kilobytes. The statement text (placeholders, no values) is kept, cut short, to tell which
- * query failed.
+ * An error as a log line may hold it (D-22): type, a message without values, code, one short stack and the
+ * causes by type and message. Drivers' attachments are dropped (drizzle's message and postgres.js's
+ * `parameters` and `detail` quote values); the statement text, placeholders only, is kept.
  */
 export function boundedError(value: unknown): unknown {
   if (!isErrorLike(value)) return typeof value === 'string' ? value.slice(0, MAX_MESSAGE) : value;

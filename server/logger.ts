@@ -1,19 +1,13 @@
 import pino from 'pino';
 import { boundedError } from './log-errors';
 
-// Structured JSON logs, one line an event (D-17, D-22), written by pino. The service's own Logger shape
-// (`log.info(msg, fields)`) stays, a thin adapter, so no call site depends on pino. The API key never
-// passes through here; callers log its display prefix at most. Every `error` field goes through
+// Structured JSON logs, one line an event (D-17, D-22), written by pino (`log.info(fields, msg)`). The API
+// key never passes through here; callers log its display prefix at most. Every `error` field goes through
 // boundedError (server/log-errors.ts): no SQL parameters or partner-supplied text, one stack, a size cap.
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
-export type Logger = {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-};
+export type Logger = Pick<pino.Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
 /** Lines wait for this many bytes, or for LOG_FLUSH_MS, before they are written to stdout. */
 const LOG_BATCH_BYTES = 4096;
@@ -21,12 +15,7 @@ const LOG_FLUSH_MS = 100;
 
 let stdout: ReturnType<typeof pino.destination> | undefined;
 
-/**
- * stdout, shared by every logger of the process, written in batches (D-22): one write for many access
- * lines instead of a system call per request. A batch is written when it holds LOG_BATCH_BYTES or is
- * LOG_FLUSH_MS old, synchronously (pino's synchronous destination), and whatever is left is written when
- * the process exits, however it exits short of being killed outright.
- */
+/** stdout, shared by every logger, written in batches (D-22): one system call for many lines; the rest at exit. */
 function batchedStdout() {
   if (stdout) return stdout;
   const destination = pino.destination({
@@ -48,12 +37,9 @@ export function flushLogs(): void {
   }
 }
 
-/**
- * A logger at `level`. Lines go to stdout (batchedStdout), or to `write`, called once a line with the
- * line and its newline (tests).
- */
+/** A logger at `level`, to stdout or to `write` (tests), called once a line. */
 export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
-  const logger = pino(
+  return pino(
     {
       level,
       // No pid/hostname on every line: the platform that collects the logs knows where they came from.
@@ -64,19 +50,11 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
     },
     write ? { write } : level === 'silent' ? { write: () => {} } : batchedStdout(),
   );
-  const at = (method: 'debug' | 'info' | 'warn' | 'error') => {
-    const emit = logger[method].bind(logger);
-    return (msg: string, fields?: Record<string, unknown>) => (fields ? emit(fields, msg) : emit(msg));
-  };
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 export const silentLogger: Logger = createLogger('silent');
 
-/**
- * The process's policy for a promise nobody awaited that failed (a driver's background work, say): log it
- * and keep serving, since every request has its own deadline and error handling.
- */
+/** A failed promise nobody awaited (a driver's background work) is logged; every request has its own deadline. */
 export function logUnhandledRejections(log: Logger): void {
-  process.on('unhandledRejection', (reason) => log.error('unhandled rejection', { error: reason }));
+  process.on('unhandledRejection', (reason) => log.error({ error: reason }, 'unhandled rejection'));
 }

@@ -8,7 +8,7 @@ import { ConfigError, parseConfig, STORE_CLOSE_RESERVE_MS } from './config';
 import { createHttpServer } from './http-server';
 import { createLogger, flushLogs, logUnhandledRejections } from './logger';
 import { enableMetrics, startMetricsServer } from './metrics';
-import { policies } from './ratelimit/limiter';
+import { policies } from './ratelimit/sliding-window';
 import { createServices } from './services';
 import { startTracing } from './tracing';
 
@@ -47,7 +47,7 @@ async function main() {
           maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
           checkMs: config.DATABASE_REPLICA_CHECK_MS,
           onChange: (replica, usable, reason) =>
-            usable ? log.info('replica usable', { replica }) : log.warn('replica skipped', { replica, reason }),
+            usable ? log.info({ replica }, 'replica usable') : log.warn({ replica, reason }, 'replica skipped'),
         })
       : undefined;
   // Started before listening: a replica serves only once a probe has found it a standby close enough.
@@ -67,14 +67,14 @@ async function main() {
   // writes, so it runs on the primary (D-23).
   const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
   // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
-  for (const directory of [services.rateLimit.keys, services.brands]) await directory.loadedSince(directory.now());
+  for (const cache of [services.rateLimit.keys, services.brands]) await cache.loadedSince(cache.now());
   // D-22: metrics on their own listener, only when METRICS_PORT is set.
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   if (config.METRICS_PORT !== undefined) {
     const registered = await enableMetrics();
     // The pool's figures come from the handle's slots, when it has them (postgres.js).
     registered.observeDatabase(database);
-    registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });
+    registered.observeCaches({ keys: services.rateLimit.keys, brands: services.brands });
     if (reads) registered.observeReplicas(reads);
     metricsServer = await startMetricsServer(registered.registry, {
       port: config.METRICS_PORT,
@@ -93,15 +93,18 @@ async function main() {
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
-  log.info('listening', {
-    base,
-    driver: database.driver,
-    replicas: reads ? { configured: reads.replicas.length, usable: reads.usable() } : undefined,
-    rateLimitStore: store ? 'shared' : 'in-process',
-    metrics: metricsServer ? metricsServer.address() : undefined,
-    tracing: traced ? 'otlp' : undefined,
-    startupMs: Date.now() - started,
-  });
+  log.info(
+    {
+      base,
+      driver: database.driver,
+      replicas: reads ? { configured: reads.replicas.length, usable: reads.usable() } : undefined,
+      rateLimitStore: store ? 'shared' : 'in-process',
+      metrics: metricsServer ? metricsServer.address() : undefined,
+      tracing: traced ? 'otlp' : undefined,
+      startupMs: Date.now() - started,
+    },
+    'listening',
+  );
   flushLogs();
   demo?.printBanner(base);
 
@@ -112,7 +115,7 @@ async function main() {
     stopping = true;
     const deadline = Date.now() + config.DRAIN_TIMEOUT_MS;
     const remaining = () => Math.max(0, deadline - Date.now());
-    log.info('draining', { signal, drainMs: config.DRAIN_TIMEOUT_MS });
+    log.info({ signal, drainMs: config.DRAIN_TIMEOUT_MS }, 'draining');
     // The schedule first, so no rebuild starts while draining.
     const scheduleStopped = aggregateSchedule.stop();
     const drained = await server.drain(remaining() - STORE_CLOSE_RESERVE_MS);
@@ -123,7 +126,7 @@ async function main() {
     const closing = (name: string, work: Promise<unknown>) =>
       within(
         work.catch((error: unknown) => {
-          log.error('close failed', { store: name, error });
+          log.error({ store: name, error }, 'close failed');
           throw error;
         }),
         remaining(),
@@ -133,12 +136,15 @@ async function main() {
       store ? closing('limiter', store.close()) : 'in-process',
       traced ? closing('tracing', traced.shutdown()) : undefined,
     ]);
-    log.info('stopped', {
-      drained,
-      database: databaseClosed,
-      limiter: limiterClosed,
-      ms: config.DRAIN_TIMEOUT_MS - remaining(),
-    });
+    log.info(
+      {
+        drained,
+        database: databaseClosed,
+        limiter: limiterClosed,
+        ms: config.DRAIN_TIMEOUT_MS - remaining(),
+      },
+      'stopped',
+    );
     process.exit(drained ? 0 : 1);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -3,12 +3,9 @@ import type { Registry } from 'prom-client';
 import type { Logger } from './logger';
 
 /**
- * Prometheus metrics (D-22), on their own listener (startMetricsServer), never on the partner port. Off
- * unless METRICS_PORT is set: until enableMetrics() every hook is one `undefined` check. Labels have
- * bounded cardinality only: the operation (a procedure name or a fixed route label), the status, a
- * decision or an outcome; never a path, a key, a partner or an address. The README's operations section
- * lists every series. prom-client itself is loaded by enableMetrics(): a process without METRICS_PORT never
- * loads it (with what it loads, a noticeable part of a start).
+ * Prometheus metrics (D-22), on their own listener, never on the partner port. Off unless METRICS_PORT is
+ * set: until enableMetrics() `metrics` is undefined and prom-client is not even loaded. Labels have bounded
+ * cardinality only: never a path, a key, a partner or an address (docs/operations.md lists every series).
  */
 export type Metrics = ReturnType<typeof createMetrics>;
 
@@ -18,21 +15,17 @@ type PoolStats = { size: number; inUse: number; waiting: number };
 type Sources = {
   slots?: { stats(): PoolStats } | undefined;
   replicas?: { usable(): number };
-  directories?: Record<string, { ageMs(): number }>;
+  caches?: Record<string, { ageMs(): number }>;
 };
 
-let current: Metrics | undefined;
-
-/** The metrics in effect, if any. */
-export function metrics(): Metrics | undefined {
-  return current;
-}
+/** The metrics in effect, if any (a live binding: callers read it each time). */
+export let metrics: Metrics | undefined;
 
 /** Turns the metrics on (once per process; later calls return the same). */
 export async function enableMetrics(): Promise<Metrics> {
   const prom = await import('prom-client');
-  current ??= createMetrics(prom);
-  return current;
+  metrics ??= createMetrics(prom);
+  return metrics;
 }
 
 function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Registry }: typeof import('prom-client')) {
@@ -41,8 +34,7 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
   const sources: Sources = {};
   // Process CPU, memory, descriptors, GC, and the event-loop delay (nodejs_eventloop_lag_*).
   collectDefaultMetrics({ register: registry });
-  // Registered only for a handle whose driver reports its pool (observeDatabase): PGlite has none, and a
-  // series that always reads 0 would say "idle" where it means "unknown".
+  // Only for a driver that reports its pool (PGlite has none: a 0 would say "idle" where it means "unknown").
   const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number) => ({
     name,
     gauge: new Gauge({
@@ -84,13 +76,13 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
     }),
     rateLimitDecisions: new Counter({
       name: 'partner_api_rate_limit_decisions_total',
-      help: 'Per-key limit decisions (one per admission: a single call or a whole tRPC batch)',
+      help: 'Per-key limit decisions (one per key check: a single call or a whole tRPC batch)',
       labelNames: ['decision'] as const,
       registers,
     }),
     guardDecisions: new Counter({
       name: 'partner_api_refused_key_guard_decisions_total',
-      help: 'Refused-key guard decisions per client address (calls whose key the directory does not hold as valid)',
+      help: 'Refused-key guard decisions per client address (calls whose key the cache does not hold as valid)',
       labelNames: ['decision'] as const,
       registers,
     }),
@@ -113,14 +105,14 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
       buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800],
       registers,
     }),
-    directoryAge: new Gauge({
+    cacheAge: new Gauge({
       name: 'partner_api_directory_age_seconds',
-      help: 'Age of the key and brand directories held in memory (since their last good load started; bound 1 s)',
+      help: 'Age of the key and brand caches held in memory (since their last good load started; bound 1 s)',
       labelNames: ['directory'] as const,
       registers,
       collect() {
-        for (const [name, directory] of Object.entries(sources.directories ?? {}))
-          this.set({ directory: name }, directory.ageMs() / 1000);
+        for (const [name, cache] of Object.entries(sources.caches ?? {}))
+          this.set({ directory: name }, cache.ageMs() / 1000);
       },
     }),
     /** The database handle whose pool is reported (its slots, when it has them: postgres.js). */
@@ -138,17 +130,14 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
       if (registry.getSingleMetric('partner_api_db_replicas_in_rotation') === undefined)
         registry.registerMetric(replicaGauge);
     },
-    /** The directories whose age is reported, by name. */
-    observeDirectories(directories: Record<string, { ageMs(): number }>) {
-      sources.directories = directories;
+    /** The caches whose age is reported, by name. */
+    observeCaches(caches: Record<string, { ageMs(): number }>) {
+      sources.caches = caches;
     },
   };
 }
 
-/**
- * The metrics listener: GET /metrics in Prometheus's text format, 404 for anything else. Bound to its
- * own port (and host), so it is reachable by the scraper and not through the partner port.
- */
+/** The metrics listener, on its own port: GET /metrics in Prometheus's text format, 404 for anything else. */
 export async function startMetricsServer(
   registry: Registry,
   options: { port: number; host: string; log: Logger },
@@ -161,7 +150,7 @@ export async function startMetricsServer(
     registry.metrics().then(
       (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
       (error: unknown) => {
-        options.log.error('metrics collection failed', { error });
+        options.log.error({ error }, 'metrics collection failed');
         res.writeHead(500, { 'Content-Type': 'text/plain' }).end('metrics collection failed\n');
       },
     );

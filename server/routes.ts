@@ -3,16 +3,12 @@ import type { PartnerErrorCode } from './errors';
 type ProcedureMeta = { openapi?: { method: string; path: string }; partnerErrors?: PartnerErrorCode[] };
 type RouterLike = { _def: { procedures: Record<string, unknown> } };
 
-/**
- * A REST route of the API as the router's meta declares it (routers/shared/meta.ts): its path and a
- * pattern whose named groups are its path parameters.
- */
+/** A REST route as the router's meta declares it: its path and a pattern whose groups are its parameters. */
 export type RestRoute = { path: string; pattern: RegExp; partnerErrors: PartnerErrorCode[] };
 
 /**
  * The REST routes of a router, each with an exact pattern (D-12): case-sensitive, no trailing slash, a
- * `{param}` one path segment that is not `.` or `..` (which a URL parser resolves away) and has no backslash
- * (which it reads as `/`). The REST API serves only paths these patterns match (server/rest.ts).
+ * `{param}` one segment that is not `.` or `..` and has no backslash (URL parsers resolve or rewrite those).
  */
 export function restRoutes(router: RouterLike): RestRoute[] {
   return Object.values(router._def.procedures).flatMap((procedure) => {

@@ -1,21 +1,88 @@
 import { controlOf, type Db, slotsOf } from '../db/client';
-import { loadApiKeyStates } from '../db/queries/apiKeys';
-import { loadBrandScopes } from '../db/queries/brands';
+import type { PoolSlots } from '../db/pool-slots';
+import { type ApiKeyState, loadApiKeyStates } from '../db/queries/apiKeys';
+import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
 import type { Replicas } from '../db/replicas';
 import type { Config } from './config';
-import type { Services } from './context';
-import { Directory } from './directory';
 import type { Logger } from './logger';
 import { FallbackLimiter } from './ratelimit/fallback';
-import { policies, type RateLimiter } from './ratelimit/limiter';
-import { MemorySlidingWindow } from './ratelimit/memory';
+import { MemorySlidingWindow, policies, type RateLimiter, type RateLimitPolicy } from './ratelimit/sliding-window';
+import type { AccessRecord } from './request';
+import type { PartnerScope } from './trpc';
 
-type DirectoryOptions = ConstructorParameters<typeof Directory>[1];
+/** What lives as long as the process: built once in main.ts (or a test) and shared by every request. */
+export type Services = {
+  db: Db;
+  /** D-21: a client of the same database with its own connections: the caches load through it, /readyz asks it. */
+  control: Db;
+  /** D-21: the slots of `db`'s request pool, one held by each call while it reads (postgres.js only). */
+  slots?: PoolSlots | undefined;
+  /** D-23: the read replicas a call reads from when one is usable; unset, every read is on `db`. */
+  replicas?: Replicas | undefined;
+  log: Logger;
+  /** The clock; tests pin it. "Today" is derived from it in KST (D-5). */
+  now: () => Date;
+  rateLimit: {
+    policy: RateLimitPolicy;
+    limiter: RateLimiter;
+    /** Refused key checks per client address (D-14); in process on purpose: it guards this instance's database. */
+    refused: MemorySlidingWindow;
+    /** Every key's state by its hash. */
+    keys: RefreshingCache<ApiKeyState>;
+  };
+  /** Every brand by its code. */
+  brands: RefreshingCache<BrandEntry>;
+};
+
+/** One request, whichever way it came (REST, tRPC transport, createCaller). */
+export type RequestContext = Services & {
+  /** The raw x-partner-api-key header; never logged. */
+  apiKey: string | undefined;
+  clientAddress: string;
+  requestId: string;
+  /** Aborted when the client has gone or the request's deadline passed (D-20); the call then answers 500. */
+  signal: AbortSignal;
+  /** The key check and limit already made for every call of the request (a tRPC batch, D-20). */
+  authenticated?: Promise<PartnerScope>;
+  /** Headers a middleware wants on the response (rate-limit fields); copied out by responseMeta. */
+  responseHeaders: Record<string, string>;
+  /** What the request's access line reports (HTTP only, D-22). */
+  access?: AccessRecord | undefined;
+};
+
+export function createRequestContext(
+  services: Services,
+  request: {
+    apiKey?: string | undefined;
+    clientAddress?: string;
+    requestId?: string;
+    signal?: AbortSignal | undefined;
+    access?: AccessRecord | undefined;
+  },
+): RequestContext {
+  return {
+    ...services,
+    apiKey: request.apiKey,
+    clientAddress: request.clientAddress ?? 'local',
+    requestId: request.requestId ?? 'local',
+    signal: request.signal ?? new AbortController().signal,
+    responseHeaders: {},
+    access: request.access,
+  };
+}
+
+type CacheOptions = {
+  maxAgeMs?: number;
+  minIntervalMs?: number;
+  /** A load not done by then is given up, so one stuck statement cannot hold every call (D-20). */
+  loadTimeoutMs?: number;
+  /** Monotonic milliseconds (performance.now), independent of the business clock tests pin. */
+  clock?: () => number;
+};
 
 /**
  * The process-wide services from the configuration (D-2). With a shared store (server/ratelimit/redis.ts)
- * the per-key limit is shared by every instance, falling back to this instance's own counter when the
- * store is slow or down (D-14); without one it is the in-process counter.
+ * the per-key limit falls back to this instance's own counter when the store is slow or down (D-14).
  */
 export function createServices(
   config: Config,
@@ -23,12 +90,11 @@ export function createServices(
   log: Logger,
   now: () => Date = () => new Date(),
   sharedStore?: RateLimiter,
-  /** The directories' timing (server/directory.ts); tests shorten or pin it. */
-  directories: DirectoryOptions = {},
-  /** D-23: request reads go to these; the directories and /readyz stay on the primary's control client. */
+  /** The caches' timing; tests shorten or pin it. */
+  caches: CacheOptions = {},
+  /** D-23: request reads go to these; the caches and /readyz stay on the primary's control client. */
   replicas?: Replicas,
 ): Services {
-  // D-21: the directories and /readyz use the database's control client, never the request pool.
   const control = controlOf(db);
   const { perKey, perAddressRefused } = policies(config.RATE_LIMIT_PER_MINUTE);
   const clock = () => now().getTime();
@@ -44,11 +110,118 @@ export function createServices(
       policy: perKey,
       limiter: sharedStore ? new FallbackLimiter(sharedStore, local, log) : local,
       refused: new MemorySlidingWindow(perAddressRefused, clock),
-      keys: new Directory(
+      keys: new RefreshingCache(
         async () => new Map((await loadApiKeyStates(control)).map((key) => [key.keyHash, key])),
-        directories,
+        caches,
       ),
     },
-    brands: new Directory(() => loadBrandScopes(control), directories),
+    brands: new RefreshingCache(() => loadBrandScopes(control), caches),
   };
+}
+
+/**
+ * A small table held in memory and reloaded whole, so a lookup costs no round trip (D-14, D-20): every
+ * key's state, every brand. A call never sees entries older than `maxAgeMs` (1 s); once they are half that
+ * old a call starts a reload in the background. A name not held waits for a load that started after the
+ * call arrived (a key issued a moment ago is found); loads are single-flight and at least `minIntervalMs`
+ * apart, so a flood of unknown names costs the database one small query per interval, never one per call.
+ */
+export class RefreshingCache<Entry> {
+  private entries = new Map<string, Entry>();
+  /** When the load whose result is held started; -∞ before the first. */
+  private loadedFrom = Number.NEGATIVE_INFINITY;
+  private loading: Promise<void> | undefined;
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private lastError: unknown;
+  private lastFailureFrom = Number.NEGATIVE_INFINITY;
+  /** Loads made, for tests. */
+  loads = 0;
+
+  constructor(
+    private readonly load: () => Promise<Map<string, Entry>>,
+    private readonly options: CacheOptions = {},
+  ) {}
+
+  /** Now, on the cache's clock: what a call notes as its arrival. */
+  now(): number {
+    return this.options.clock ? this.options.clock() : performance.now();
+  }
+
+  /** How old the held entries are (since their load started), in ms; Infinity before the first load. */
+  ageMs(): number {
+    return this.now() - this.loadedFrom;
+  }
+
+  /** The entry as held at most `maxAgeMs` ago; undefined when there is none of that name. */
+  async get(name: string): Promise<Entry | undefined> {
+    return (await this.all()).get(name);
+  }
+
+  /** Every entry at most `maxAgeMs` old, in the order its load gave them. */
+  async all(): Promise<ReadonlyMap<string, Entry>> {
+    const now = this.now();
+    const maxAgeMs = this.options.maxAgeMs ?? 1_000;
+    if (now - this.loadedFrom >= maxAgeMs / 2 && !this.loading && now - this.lastStart >= this.minIntervalMs)
+      this.start();
+    await this.loadedSince(now - maxAgeMs);
+    return this.entries;
+  }
+
+  /** The entry from a load that started after `arrivedAt`: the answer for a name not held before. */
+  async reloaded(name: string, arrivedAt: number): Promise<Entry | undefined> {
+    await this.loadedSince(arrivedAt);
+    return this.entries.get(name);
+  }
+
+  private get minIntervalMs() {
+    return this.options.minIntervalMs ?? 100;
+  }
+
+  /** Resolves once the held entries come from a load that started at or after `instant`. */
+  async loadedSince(instant: number): Promise<void> {
+    while (this.loadedFrom < instant) {
+      if (this.loading) {
+        await this.loading.catch(() => undefined);
+        // A failed load that started after `instant` is this caller's answer: the database is down.
+        if (this.loadedFrom < instant && this.lastFailureFrom >= instant) throw this.lastError;
+        continue;
+      }
+      const wait = this.lastStart + this.minIntervalMs - this.now();
+      if (wait > 0) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        continue;
+      }
+      this.start();
+    }
+  }
+
+  private start() {
+    const startedAt = this.now();
+    this.lastStart = startedAt;
+    this.loads += 1;
+    // Shared by every waiting call, so bounded on its own, not by any one call's deadline.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      const ms = this.options.loadTimeoutMs ?? 2_000;
+      timer = setTimeout(() => reject(new Error(`cache load slower than ${ms} ms`)), ms);
+    });
+    const loading = Promise.race([this.load(), timeout]).then(
+      (entries) => {
+        this.entries = entries;
+        this.loadedFrom = startedAt;
+      },
+      (error: unknown) => {
+        this.lastError = error;
+        this.lastFailureFrom = startedAt;
+        throw error;
+      },
+    );
+    this.loading = loading;
+    loading
+      .finally(() => {
+        clearTimeout(timer);
+        if (this.loading === loading) this.loading = undefined;
+      })
+      .catch(() => undefined);
+  }
 }

@@ -1,14 +1,11 @@
 import type * as Api from '@opentelemetry/api';
-import type { TraceParent } from './traceparent';
+import type { TraceParent } from './request';
 
 /**
- * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set: without it nothing of
- * OpenTelemetry is imported and every hook below is one `undefined` check. Spans are made by hand (ESM
- * auto-instrumentation patches modules at load and is fragile): the HTTP request (server/access-log.ts)
- * and the procedure (server/trpc.ts), its child, the request a child of a valid incoming `traceparent`.
- * Statements are not spans: the procedure's span covers its database work, and no public hook of drizzle
- * or postgres.js times a statement. Exported over OTLP/HTTP in batches;
- * the exporter's own settings (OTEL_EXPORTER_OTLP_HEADERS, …) are read by the exporter.
+ * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set; until then `tracing`
+ * is undefined. Spans are made by hand (ESM auto-instrumentation patches modules at load): the HTTP request
+ * (server/request.ts) and its procedure (server/trpc.ts). Statements are not spans: no public hook of
+ * drizzle or postgres.js times one. Exported over OTLP/HTTP in batches.
  */
 export type Tracing = {
   startHttpSpan(method: string, parent: TraceParent | undefined): HttpSpan;
@@ -25,12 +22,8 @@ export type Tracing = {
 
 export type HttpSpan = { span: Api.Span; context: Api.Context; traceId: string; method: string };
 
-let active: Tracing | undefined;
-
-/** The tracing in effect, if any. */
-export function tracing(): Tracing | undefined {
-  return active;
-}
+/** The tracing in effect, if any (a live binding: callers read it each time). */
+export let tracing: Tracing | undefined;
 
 const SERVICE_NAME = 'partner-reporting-api';
 
@@ -101,13 +94,13 @@ export async function startTracing(options: { endpoint: string; serviceName?: st
       await provider.forceFlush();
     },
     async shutdown() {
-      if (active === started) active = undefined;
+      if (tracing === started) tracing = undefined;
       await provider.shutdown();
       api.trace.disable();
       api.context.disable();
       api.propagation.disable();
     },
   };
-  active = started;
+  tracing = started;
   return started;
 }

@@ -1,24 +1,22 @@
+import { hash } from 'node:crypto';
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
-import { untilAborted } from '../db/cancellation';
 import type { Db } from '../db/client';
-import { hashApiKey, isWellFormedApiKey } from '../db/keys';
+import { API_KEY_FORMAT, API_KEY_HASH } from '../db/keys';
 import { kstToday } from '../db/kst';
 import { PoolBusyError, type PoolSlots } from '../db/pool-slots';
 import type { ApiKeyState } from '../db/queries/apiKeys';
-import { brandScopeName } from '../db/queries/brands';
 import { replicaFailureIn } from '../db/replicas';
-import { isPublicCode } from '../db/schema/columns';
-import type { RequestContext } from './context';
+import { PUBLIC_CODE } from '../db/schema/columns';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
 import { metrics } from './metrics';
-import { rateLimitHeaders, secondsUntil } from './ratelimit/headers';
+import { rateLimitHeaders, secondsUntil } from './ratelimit/sliding-window';
+import type { RequestContext } from './services';
 import { tracing } from './tracing';
 
-// 1. Initialisation. Every error leaves through this formatter: tRPC's shape stays (the SDK's client
-// needs it) with the message replaced by the fixed text, no stack, and the partner envelope under `data`,
-// which REST sends as the whole body (server/workarounds/trpc-to-openapi-error-body.ts).
+// Every error leaves through this formatter: tRPC's shape stays (the SDK's client needs it) with the fixed
+// message, no stack, and the partner envelope under `data`, which REST sends as the whole body.
 const t = initTRPC
   .context<RequestContext>()
   .meta<OpenApiMeta>()
@@ -39,15 +37,12 @@ export const createCallerFactory = t.createCallerFactory;
 
 export const router = t.router;
 
-// 2. Base procedures. The order of D-13 is the order of the chain: key (401/403), rate limit (429),
-// parameters (400, the operation's .input), brand (404), then the operation's own resource (404).
+// The order of D-13 is the order of the chain: key (401/403), rate limit (429), parameters (400, the
+// operation's .input), brand (404), then the operation's own resource (404).
 
 /**
- * D-21, D-23: a call reads all of its statements from one server, a usable replica when there is one,
- * else the primary, and holds one slot of that server's pool throughout (db/pool-slots.ts). Reads are
- * idempotent: a call that failed for its replica's sake (db/replicas.ts replicaFailureIn), or found the
- * replica's pool full, runs once more on the primary. A call that gets no slot of the primary's pool in
- * time answers the 500 envelope with `Retry-After`.
+ * D-21, D-23: a call reads from one server, a usable replica else the primary, holding a slot of its pool.
+ * A call its replica failed (or whose pool was full) runs once more on the primary (reads are idempotent).
  */
 async function onOneServer<R extends { ok: boolean; error?: unknown }>(
   ctx: RequestContext,
@@ -74,23 +69,38 @@ async function onOneServer<R extends { ok: boolean; error?: unknown }>(
 
 const holding = <T>(slots: PoolSlots | undefined, work: () => Promise<T>) => (slots ? slots.run(work) : work());
 
+/**
+ * Waits for `work` until `signal` aborts (D-20: a request's deadline, or its client gone), then rejects
+ * with the signal's reason. The work is not stopped: a statement runs out under statement_timeout.
+ */
+export function untilAborted<T>(signal: AbortSignal, work: () => PromiseLike<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(new Error('aborted', { cause: signal.reason }));
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    Promise.resolve()
+      .then(work)
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /** The caller's partner, once the key is accepted. */
 export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
 
 /**
- * Admits `calls` calls presented with one key: the key check (D-13) and the per-key limit
- * (D-14), once for them all. The REST door and createCaller admit one call each, inside the procedure;
- * the tRPC transport admits a whole batch before any of it runs (D-20), so a batch of n costs one key
- * check and counts n, or is refused whole. Refusals throw the partner error; the rate-limit headers (or
- * a guard's Retry-After) are put on `ctx.responseHeaders` either way.
+ * The key check (D-13) and the per-key limit (D-14) for `calls` calls presented with one key, once for
+ * them all: REST and createCaller check one call inside the procedure; the tRPC transport checks a whole
+ * batch before any of it runs (D-20), so a batch of n costs one key check and counts n, or is refused
+ * whole. Refusals throw the partner error; the rate-limit headers go on `ctx.responseHeaders` either way.
  */
-export async function admit(ctx: RequestContext, calls: number): Promise<PartnerScope> {
+export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Promise<PartnerScope> {
   const { keys, refused, policy, limiter } = ctx.rateLimit;
   const arrivedAt = keys.now();
   // Only HTTP's optional whitespace (space, tab) around the value is not part of the key.
   const presented = ctx.apiKey?.replace(/^[\t ]+|[\t ]+$/g, '');
-  const keyHash = presented ? hashApiKey(presented) : undefined;
-  const wellFormed = presented !== undefined && isWellFormedApiKey(presented);
+  const keyHash = presented ? hash(API_KEY_HASH, presented, 'hex') : undefined;
+  const wellFormed = presented !== undefined && API_KEY_FORMAT.test(presented);
   const now = ctx.now().getTime();
   const refusal = (key: ApiKeyState | undefined): PartnerErrorCode | undefined => {
     if (!key) return keyHash ? 'PARTNER_API_KEY_INVALID' : 'PARTNER_API_KEY_REQUIRED';
@@ -100,12 +110,12 @@ export async function admit(ctx: RequestContext, calls: number): Promise<Partner
     return undefined;
   };
 
-  let key = keyHash && wellFormed ? await keys.known(keyHash) : undefined;
+  let key = keyHash && wellFormed ? await keys.get(keyHash) : undefined;
   if (refusal(key)) {
-    // D-14: a call the directory does not hold as valid counts against its address first, atomically,
-    // before any lookup; the lookup (a directory load after its arrival) is shared by every such call.
+    // D-14: a call whose key the cache does not hold as valid counts against its address first, before
+    // any lookup; the lookup (a reload after its arrival) is shared by every such call.
     const guard = await refused.limit(ctx.clientAddress);
-    metrics()?.guardDecisions.inc({ decision: guard.success ? 'admitted' : 'refused' });
+    metrics?.guardDecisions.inc({ decision: guard.success ? 'admitted' : 'refused' });
     if (keyHash && wellFormed && !key) key = await keys.reloaded(keyHash, arrivedAt);
     if (key) noteKey(ctx, key);
     const code = refusal(key);
@@ -114,8 +124,7 @@ export async function admit(ctx: RequestContext, calls: number): Promise<Partner
       throw new PartnerApiError('PARTNER_API_RATE_LIMITED', { cause: new Error('refused-key guard') });
     }
     if (code) throw new PartnerApiError(code);
-    // A key issued since the last load: valid after all, so it takes nothing from the address's budget
-    // and is never refused for what others sent from there (a refused guard counted nothing to give back).
+    // A key issued since the last load: valid after all, so it takes nothing from the address's budget.
     if (guard.success) await refused.refund(ctx.clientAddress);
   }
   if (!key || !keyHash) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR');
@@ -123,7 +132,7 @@ export async function admit(ctx: RequestContext, calls: number): Promise<Partner
 
   // Keyed on the key's hash, not its row id: unique across deployments that share one Redis.
   const decision = await limiter.limit(`key:${keyHash}`, calls);
-  metrics()?.rateLimitDecisions.inc({ decision: decision.success ? 'admitted' : 'refused' });
+  metrics?.rateLimitDecisions.inc({ decision: decision.success ? 'admitted' : 'refused' });
   Object.assign(ctx.responseHeaders, rateLimitHeaders(policy, decision, ctx.now().getTime()));
   if (!decision.success) throw new PartnerApiError('PARTNER_API_RATE_LIMITED');
   return { partnerId: key.partnerId, keyId: key.keyId, keyHash };
@@ -137,18 +146,14 @@ function noteKey(ctx: RequestContext, key: ApiKeyState) {
 }
 
 /**
- * A read of the key's partner: authenticated and rate limited (D-13, D-14), every call counted whatever
- * its outcome, a refused call not. A call whose transport admitted it already (a tRPC batch) uses that.
- * - D-22: the call's procedure names its request's operation (the first one, for the metrics and the
- *   access line; a batch is labelled by its transport), and is a span when tracing is on.
- * - D-20: the call answers the 500 envelope once its request's signal aborts (the deadline passed, or the
- *   client has gone), whatever a stalled store is doing; a statement still running then runs out under
- *   statement_timeout.
+ * A read of the key's partner: authenticated and rate limited (D-13, D-14), unless its transport checked
+ * the whole batch already. Its procedure names the request's operation (D-22), and it answers the 500
+ * envelope once the request's signal aborts (D-20), whatever a stalled store is doing.
  */
 export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
   if (ctx.access) ctx.access.operation ??= path;
   const call = async () => {
-    const partner = await (ctx.admission ?? admit(ctx, 1));
+    const partner = await (ctx.authenticated ?? checkKeyAndLimit(ctx, 1));
     return next({ ctx: { partner } });
   };
   const bounded = async () => {
@@ -159,7 +164,7 @@ export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
       throw error;
     }
   };
-  const traced = tracing();
+  const traced = tracing;
   return traced ? traced.procedure(path, bounded) : bounded();
 });
 
@@ -175,18 +180,10 @@ export type BrandParameters<Shape extends z.ZodRawShape> = z.output<z.ZodObject<
 /** What a rule across parameters may depend on besides them: the request's KST "today" (D-5), for defaults. */
 export type RequestDay = { today: string };
 
-/**
- * A read inside one brand of the key's partner. The operation's parameters are validated first (400
- * before 404, D-13), then the brand is resolved in the partner's scope: a brand of another partner
- * answers exactly like a missing one (partner guide § Authentication). Its reads then run on one server
- * (onOneServer).
- */
+/** A read inside one brand of the key's partner: parameters first (400 before 404, D-13), then the brand. */
 export function brandProcedure<Shape extends z.ZodRawShape>(
   parameters: Shape,
-  /**
-   * Rules across parameters (e.g. from ≤ to), judged after the others and before the brand, as 400. They
-   * get the request's today, so a rule can apply to defaults that depend on the clock (the `to` of review statistics).
-   */
+  /** Rules across parameters (from ≤ to), as 400; they get the request's KST today for clock-based defaults. */
   check?: (input: BrandParameters<Shape>, issues: ParameterIssues, request: RequestDay) => void,
 ) {
   const schema = z.object({ brand_code: brandCodeParam, ...parameters });
@@ -208,13 +205,13 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
 
 /**
  * The brand a path names, only if it belongs to the partner: foreign and missing are the same (partner guide
- * § Authentication). From the brand directory (at most 1 s old, server/directory.ts): a name it does not hold waits
- * for a load that started after the call, so a brand added a moment ago is found; a code no brand can
- * have (db/schema/columns.ts) is missing at once.
+ * § Authentication). A brand the cache does not hold under this partner waits for a load that started after
+ * the call, so one added or moved a moment ago is found; a code no brand can have is missing at once.
  */
 async function brandInScope(ctx: RequestContext, partnerId: number, brandCode: string) {
-  if (!isPublicCode(brandCode)) return undefined;
+  if (!PUBLIC_CODE.test(brandCode)) return undefined;
   const arrivedAt = ctx.brands.now();
-  const name = brandScopeName(partnerId, brandCode);
-  return (await ctx.brands.known(name)) ?? (await ctx.brands.reloaded(name, arrivedAt));
+  let brand = await ctx.brands.get(brandCode);
+  if (brand?.partnerId !== partnerId) brand = await ctx.brands.reloaded(brandCode, arrivedAt);
+  return brand?.partnerId === partnerId ? brand : undefined;
 }

@@ -8,7 +8,7 @@ import { expectErrorBody, expectPartnerError } from './support/errors';
 import { callerFor, startServer, testServices } from './support/services';
 
 // partner guide § Authentication and D-13, run against every operation of the router (test/support/endpoints.ts
-// reads them from it) on both doors: the REST facade and createCaller (the tRPC transport shares the same
+// reads them from it) on both transports: REST and createCaller (the tRPC transport shares the same
 // middleware; see http.test.ts).
 
 const AUTH_FAILURES: [string, string | undefined, PartnerErrorCode][] = [

@@ -18,14 +18,14 @@ import { callerFor, testServices } from './support/services';
 // D-4: keys are issued as pk_live_ + 32 base62 characters, stored hashed, and can be revoked or expire.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;
 let services: ReturnType<typeof testServices>;
-// The key directory's clock: a change to a key is seen by every call once it is 1 s old.
-let directoryClock = 0;
-const afterTheDirectoryBound = () => {
-  directoryClock += 1_001;
+// The key cache's clock: a change to a key is seen by every call once it is 1 s old.
+let cacheClock = 0;
+const afterTheCacheBound = () => {
+  cacheClock += 1_001;
 };
 beforeAll(async () => {
   database = await openTestDatabase();
-  services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => directoryClock });
+  services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => cacheClock });
 });
 
 describe('API keys (D-4)', () => {
@@ -50,14 +50,14 @@ describe('API keys (D-4)', () => {
     expect((await api.brands.list({})).data.items.map((brand) => brand.brand_code)).toEqual(['burger-town']);
 
     await setApiKeyExpiry(database.db, row.id, new Date(NOW.getTime() - 1));
-    afterTheDirectoryBound();
+    afterTheCacheBound();
     await expectPartnerError(api.brands.list({}), 'PARTNER_API_KEY_EXPIRED');
     await setApiKeyExpiry(database.db, row.id, null);
-    afterTheDirectoryBound();
+    afterTheCacheBound();
     expect((await api.brands.list({})).status).toBe('SUCCESS');
 
     expect(await revokeApiKey(database.db, row.id, new Date(NOW.getTime() - 1000))).toBe(true);
-    afterTheDirectoryBound();
+    afterTheCacheBound();
     await expectPartnerError(api.brands.list({}), 'PARTNER_API_KEY_INACTIVE');
     expect(await revokeApiKey(database.db, 999_999, NOW)).toBe(false);
   });
@@ -101,7 +101,7 @@ describe('a fresh database made usable without SQL (partners and brands CLIs)', 
       keyHash: hashApiKey(key),
       displayPrefix: displayPrefixOf(key),
     });
-    afterTheDirectoryBound();
+    afterTheCacheBound();
     const api = callerFor(services, key);
     expect((await api.brands.list({})).data.items.map((brand) => brand.brand_code)).toEqual(['fresh-brand']);
     expect((await listPartners(database.db)).find((row) => row.name === 'Fresh Partner')).toMatchObject({
@@ -111,7 +111,7 @@ describe('a fresh database made usable without SQL (partners and brands CLIs)', 
     });
 
     expect(await setPartnerActive(database.db, 'Fresh Partner', false)).toBe(true);
-    afterTheDirectoryBound();
+    afterTheCacheBound();
     await expectPartnerError(api.brands.list({}), 'PARTNER_API_FORBIDDEN');
     const listed = (await listApiKeys(database.db)).filter((row) => row.partner === 'Fresh Partner');
     expect(listed.map((row) => row.partnerActive)).toEqual([false]);

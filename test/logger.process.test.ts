@@ -10,7 +10,7 @@ import { createLogger } from './server/logger.ts';
 const log = createLogger('info');
 log.info('first');
 process.stdin.once('data', () => {
-  for (let i = 0; i < 200; i++) log.info('burst', { i });
+  for (let i = 0; i < 200; i++) log.info({ i }, 'burst');
   log.info('last');
   process.exit(0);
 });`;

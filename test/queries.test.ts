@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db/client';
-import { type BrandEntry, brandScopeName, listBrands, loadBrandScopes } from '../db/queries/brands';
+import { type BrandEntry, listBrands, loadBrandScopes } from '../db/queries/brands';
 import { findReview, listReviews } from '../db/queries/reviews';
 import { listShops } from '../db/queries/shops';
 import { findUser, listUsers } from '../db/queries/users';
@@ -23,9 +23,10 @@ beforeAll(async () => {
 
 const all = { page: 1, limit: 100 };
 
-/** The brand a partner's path names, as the brand directory holds it (server/directory.ts). */
+/** The brand a partner's path names, as the brand cache holds it (server/services.ts). */
 async function brandInScope(partnerId: number, brandCode: string): Promise<BrandEntry | undefined> {
-  return (await loadBrandScopes(database.db)).get(brandScopeName(partnerId, brandCode));
+  const brand = (await loadBrandScopes(database.db)).get(brandCode);
+  return brand?.partnerId === partnerId ? brand : undefined;
 }
 
 describe(`tenancy in the queries on ${DRIVER}`, () => {

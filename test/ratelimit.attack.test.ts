@@ -5,8 +5,8 @@ import { hashApiKey } from '../db/keys';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { parseConfig } from '../server/config';
 import { createLogger } from '../server/logger';
-import { policies } from '../server/ratelimit/limiter';
 import { connectSharedStore, type RedisSlidingWindow } from '../server/ratelimit/redis';
+import { policies } from '../server/ratelimit/sliding-window';
 import { createServices } from '../server/services';
 import { NOW, openTestDatabase } from './support/database';
 import { startServer } from './support/services';
@@ -130,8 +130,8 @@ describe.skipIf(!REDIS_URL)('the shared limit under a mixed attack on two instan
     expect(seen.length).toBeGreaterThan(0);
     expect(Math.min(...seen)).toBeGreaterThanOrEqual(0);
 
-    // RateLimit-Remaining: each admission says the count right after it; in order, they step by the calls
-    // admitted, from the first to the last, one admission at a time.
+    // RateLimit-Remaining: each decision says the count right after it; in order, they step by the calls
+    // admitted, from the first to the last, one decision at a time.
     const steps = admitted
       .map((answer) => ({ after: LIMIT - answer.remaining, calls: answer.calls }))
       .sort((a, b) => a.after - b.after);

@@ -3,13 +3,13 @@ import { generateApiKey, hashApiKey } from '../db/keys';
 import { findPartnerByName, insertApiKey, revokeApiKey } from '../db/queries/apiKeys';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createCaller } from '../routers';
-import { createRequestContext } from '../server/context';
+import { createRequestContext } from '../server/services';
 import { NOW, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';
 import { callerFor, startServer, testServices } from './support/services';
 
-// D-14 through the HTTP door, with a limit of 3 a minute so the tests stay small.
+// D-14 over HTTP, with a limit of 3 a minute so the tests stay small.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -63,7 +63,7 @@ describe('per-key rate limit (partner guide § Rate limit, D-14)', () => {
 });
 
 describe('refused keys per client address (D-14)', () => {
-  it('refuses a key revoked after a success within the directory’s 1 s, then counts it per address', async () => {
+  it('refuses a key revoked after a success within the key cache’s 1 s, then counts it per address', async () => {
     let clock = 0;
     const services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => clock });
     const partner = await findPartnerByName(database.db, 'Other Eats');
@@ -79,7 +79,7 @@ describe('refused keys per client address (D-14)', () => {
       createCaller(createRequestContext(services, { apiKey: key, clientAddress: '10.7.7.7' })).brands.list();
     expect((await call()).status).toBe('SUCCESS');
     await revokeApiKey(database.db, row.id, new Date(NOW.getTime() - 1000));
-    // The stated bound (server/directory.ts): up to 1 s old, the directory still holds it valid…
+    // The stated bound (server/services.ts): up to 1 s old, the key cache still holds it valid…
     clock += 1_000;
     expect((await call()).status).toBe('SUCCESS');
     // …and past it, every call sees the revocation.

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rateLimitHeaders } from '../server/ratelimit/headers';
-import { MemorySlidingWindow } from '../server/ratelimit/memory';
+import { MemorySlidingWindow, rateLimitHeaders } from '../server/ratelimit/sliding-window';
 
 const policy = { name: 'default', limit: 100, windowMs: 60_000 };
 

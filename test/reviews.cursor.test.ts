@@ -4,14 +4,14 @@ import { kstDayStart } from '../db/kst';
 import { reviews } from '../db/schema';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createCaller } from '../routers';
-import { createRequestContext, type Services } from '../server/context';
+import { createRequestContext, type Services } from '../server/services';
 import { DRIVER, openTestDatabase } from './support/database';
 import { expectErrorBody, expectPartnerError } from './support/errors';
 import { type BrandFixture, createBrandWithReviews, type ReviewSpec } from './support/factories';
 import { walk } from './support/pages';
 import { startServer, testServices } from './support/services';
 
-// D-19 cursor pages of the review list, through both doors: the `Link: rel="next"` header, the items
+// D-19 cursor pages of the review list, through both transports: the `Link: rel="next"` header, the items
 // after the cursor's position (no skip, no repeat when reviews arrive between pages), and the 400 cases.
 
 const FIRST = kstDayStart('2026-05-01').getTime();
@@ -120,17 +120,20 @@ describe(`cursor pages (D-19) on ${DRIVER}`, () => {
     [{ keyword: '맛있' }, 4],
     [{ platform: 'NAVER', rating_min: 2 }, 3],
     [{ from: '2026-05-01', to: '2026-05-01', critical: false }, 7],
-  ])('walks %j by cursor (limit %i) through the same items as page/limit, on both doors', async (filters, limit) => {
-    const byPage = await walkByPage(filters, limit);
-    expect(byPage.length).toBeGreaterThan(limit); // more than one page
-    expect(await walkCallerByCursor({ ...filters, limit })).toEqual(byPage);
-    const query = new URLSearchParams(
-      Object.entries({ ...filters, limit }).map(([name, value]): [string, string] => [name, String(value)]),
-    ).toString();
-    const rest = await walkRestByLink(query);
-    expect(rest.codes).toEqual(byPage);
-    expect(rest.pages).toBe(Math.ceil(byPage.length / limit));
-  });
+  ])(
+    'walks %j by cursor (limit %i) through the same items as page/limit, on both transports',
+    async (filters, limit) => {
+      const byPage = await walkByPage(filters, limit);
+      expect(byPage.length).toBeGreaterThan(limit); // more than one page
+      expect(await walkCallerByCursor({ ...filters, limit })).toEqual(byPage);
+      const query = new URLSearchParams(
+        Object.entries({ ...filters, limit }).map(([name, value]): [string, string] => [name, String(value)]),
+      ).toString();
+      const rest = await walkRestByLink(query);
+      expect(rest.codes).toEqual(byPage);
+      expect(rest.pages).toBe(Math.ceil(byPage.length / limit));
+    },
+  );
 
   it('neither skips nor repeats an item when a newer review arrives between two pages', async () => {
     const before = await walkByPage({}, 100);
@@ -237,7 +240,7 @@ describe('cursor refusals (D-19: 400 PARTNER_API_INVALID_PARAMETER)', () => {
     ],
   ];
 
-  it.each(cases)('refuses a cursor %s, on both doors', async (_name, make) => {
+  it.each(cases)('refuses a cursor %s, on both transports', async (_name, make) => {
     const { input, query, brand = fixture.brandCode } = make();
     const caller = createCaller(createRequestContext(services, { apiKey: DEMO_KEYS.active }));
     await expectPartnerError(caller.reviews.list({ brand_code: brand, ...input }), 'PARTNER_API_INVALID_PARAMETER');

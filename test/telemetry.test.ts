@@ -4,13 +4,13 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { scheduleDailyAggregate } from '../server/aggregate-schedule';
-import type { Services } from '../server/context';
 import { ERROR_CATALOGUE } from '../server/errors';
 import { createLogger, silentLogger } from '../server/logger';
 import { enableMetrics, startMetricsServer } from '../server/metrics';
 import { FallbackLimiter } from '../server/ratelimit/fallback';
-import { MemorySlidingWindow } from '../server/ratelimit/memory';
-import { parseTraceparent } from '../server/traceparent';
+import { MemorySlidingWindow } from '../server/ratelimit/sliding-window';
+import { parseTraceparent } from '../server/request';
+import type { Services } from '../server/services';
 import { NOW, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { startServer, testServices } from './support/services';
@@ -86,7 +86,7 @@ describe('the access line (D-22)', () => {
     expect(batch).toMatchObject({ operation: 'trpc.batch', status: 200 });
   });
 
-  // Each refusal with its partner code and the reason of the rule that refused it, on both doors.
+  // Each refusal with its partner code and the reason of the rule that refused it, on both transports.
   const refusals = [
     { code: 'PARTNER_API_KEY_REQUIRED', status: 401, key: undefined },
     { code: 'PARTNER_API_KEY_INVALID', status: 401, key: 'pk_live_not_a_key_we_issued_00000' },
@@ -222,7 +222,7 @@ describe('the error line (D-22)', () => {
     let error: Error = new Error('x'.repeat(20_000));
     for (let depth = 0; depth < 20; depth++) error = new Error(`level ${depth} ${'y'.repeat(5_000)}`, { cause: error });
     const own: string[] = [];
-    createLogger('error', (line) => own.push(line)).error('failed', { error });
+    createLogger('error', (line) => own.push(line)).error({ error }, 'failed');
     expect(own[0]?.length).toBeLessThan(3_000);
     expect(own[0]?.match(/"stack"/g)).toHaveLength(1);
   });
@@ -232,7 +232,7 @@ describe('the error line (D-22)', () => {
     const own: string[] = [];
     const log = createLogger('error', (line) => own.push(line));
     const failed = await database.db.execute(sql`SELECT ${userCode}::int`).catch((error: unknown) => error);
-    log.error('request failed', { error: failed });
+    log.error({ error: failed }, 'request failed');
     expect(own).toHaveLength(1);
     expect(own[0]).not.toContain(userCode);
     expect(own[0]).toContain('22P02');
@@ -247,7 +247,7 @@ describe('the metrics listener (D-22)', () => {
   beforeAll(async () => {
     const registered = await enableMetrics();
     registered.observeDatabase({ slots: { stats: () => ({ size: 4, inUse: 3, waiting: 2 }) } });
-    registered.observeDirectories({ keys: services.rateLimit.keys, brands: services.brands });
+    registered.observeCaches({ keys: services.rateLimit.keys, brands: services.brands });
     metricsServer = await startMetricsServer(registered.registry, { port: 0, host: '127.0.0.1', log: silentLogger });
     metricsBase = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`;
   });

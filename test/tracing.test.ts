@@ -75,7 +75,7 @@ describe('OpenTelemetry spans (D-22)', () => {
     const procedure = trace.find((span) => span.parentSpanId === httpSpan?.spanId);
     expect(procedure).toMatchObject({ name: 'procedure reviews.list' });
 
-    // The keyword the call sent is in no span; the directories' shared reloads are no span of the request.
+    // The keyword the call sent is in no span; the caches' shared reloads are no span of the request.
     expect(JSON.stringify(trace)).not.toContain(keyword);
     expect(trace).toHaveLength(2);
 

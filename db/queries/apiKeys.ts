@@ -13,7 +13,7 @@ const keyState = {
   partnerActive: partners.isActive,
 };
 
-/** Every key with its partner's state, by SHA-256 (D-4): all the auth check needs, for the key directory. */
+/** Every key with its partner's state, by SHA-256 (D-4): all the auth check needs, for the key cache. */
 export function loadApiKeyStates(db: Db) {
   return db.select(keyState).from(apiKeys).innerJoin(partners, eq(partners.id, apiKeys.partnerId));
 }

@@ -9,9 +9,8 @@ import type { CriticalRange } from './reviews/rules';
 export type BrandScope = { id: number; brandCode: string };
 
 /**
- * A brand as the directory (server/directory.ts) holds it: its scope, its partner, its dissatisfaction
- * range (D-7: a review read takes it from here, on the primary and on a replica alike, D-23), and the
- * fields of GET /brands.
+ * A brand as the brand cache (server/services.ts) holds it: its scope, its partner, its dissatisfaction
+ * range (D-7: a review read takes it from here, on a replica too, D-23), and the fields of GET /brands.
  */
 export type BrandEntry = BrandScope & {
   partnerId: number;
@@ -19,15 +18,9 @@ export type BrandEntry = BrandScope & {
   listed: { brand_code: string; display_name: string; created_at: string };
 };
 
-/** Where the brand directory holds a brand: under its partner and code, so another partner's is not found. */
-export function brandScopeName(partnerId: number, brandCode: string) {
-  return `${partnerId}/${brandCode}`;
-}
-
 /**
- * Every brand under its partner (another partner's brand is a missing one: D-13), for the brand
- * directory, which resolves a path's brand_code and answers GET /brands without a round trip.
- * In the list order of D-9 (oldest first, then by code), which the map keeps.
+ * Every brand by its code (unique across partners), for the brand cache, which resolves a path's
+ * brand_code and answers GET /brands without a round trip. In the list order of D-9, which the map keeps.
  */
 export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> {
   const rows = await db
@@ -44,7 +37,7 @@ export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> 
     .orderBy(asc(brands.createdAt), asc(brands.brandCode));
   return new Map(
     rows.map(({ displayName, createdAt, min, max, ...brand }) => [
-      brandScopeName(brand.partnerId, brand.brandCode),
+      brand.brandCode,
       {
         ...brand,
         criticalRange: { min, max },
@@ -54,8 +47,8 @@ export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> 
   );
 }
 
-/** Brands of a partner (partner guide § List brands), oldest first then by code (D-9): the directory's order, paged. */
-export function listBrands(directory: Iterable<BrandEntry>, partnerId: number, page: PageRequest) {
-  const own = [...directory].filter((brand) => brand.partnerId === partnerId).map((brand) => brand.listed);
+/** Brands of a partner (partner guide § List brands), oldest first then by code (D-9): the cache's order, paged. */
+export function listBrands(cached: Iterable<BrandEntry>, partnerId: number, page: PageRequest) {
+  const own = [...cached].filter((brand) => brand.partnerId === partnerId).map((brand) => brand.listed);
   return paginate(async ({ limit, offset }) => own.slice(offset, offset + limit), page);
 }

@@ -10,7 +10,7 @@ const USAGE = `usage: npm run brands -- <command>   (on DATABASE_URL)
   list
       Every brand, with its partner.
 
-Running servers see a new brand within about a second (their brand directory).`;
+Running servers see a new brand within about a second (their brand cache).`;
 
 const OPTIONS = { partner: { type: 'string' }, code: { type: 'string' }, name: { type: 'string' } } as const;
 

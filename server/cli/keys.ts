@@ -19,7 +19,7 @@ WHEN is in KST (UTC+9), like every date of the API:
                              (it expires at 2027-07-01 00:00 KST)
   2027-06-30T12:00[:00]      a KST time; with an offset (2027-06-30T03:00Z, ...+09:00) that instant
 Days that do not exist (2027-02-30) are refused. An expiry in the past is refused unless --force.
-Running servers see a change within about a second (their key directory).`;
+Running servers see a change within about a second (their key cache).`;
 
 const OPTIONS = {
   partner: { type: 'string' },

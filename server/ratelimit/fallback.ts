@@ -1,16 +1,11 @@
 import type { Logger } from '../logger';
 import { metrics } from '../metrics';
-import type { RateLimitDecision, RateLimiter } from './limiter';
+import type { RateLimitDecision, RateLimiter } from './sliding-window';
 
 /**
- * D-14: the shared store is asked first, for at most `timeoutMs`; when it is slow or unreachable the call
- * is judged by the in-process limiter of the same policy (each instance still enforces the limit on its
- * own), and the failure is logged, once per outage at warn and each time at debug. The answer is always a
- * real decision of one of the two, so the headers never advertise made-up numbers.
- * - A call the store counts after its answer was abandoned is refunded, so no call is counted twice and
- *   a call refused locally is not counted in the shared budget.
- * - After a failure the store is left alone for `cooldownMs` (a circuit breaker), so an outage does not
- *   add the timeout to every call; the next call after it tries the store again.
+ * D-14: the shared store is asked first, for at most `timeoutMs`; when it is slow or down the in-process
+ * limiter of the same policy judges, and the store is left alone for `cooldownMs`. A call the store counted
+ * after its answer was abandoned is refunded, so no call is counted twice.
  */
 export class FallbackLimiter implements RateLimiter {
   private degraded = false;
@@ -27,15 +22,13 @@ export class FallbackLimiter implements RateLimiter {
 
   async limit(identifier: string, calls = 1): Promise<RateLimitDecision> {
     if (this.clock() < this.skipUntil) {
-      metrics()?.storeFallbacks.inc({ reason: 'cooldown' });
+      metrics?.storeFallbacks.inc({ reason: 'cooldown' });
       return this.local.limit(identifier, calls);
     }
     const asked = this.shared.limit(identifier, calls);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      // Past the deadline, I/O is polled once more before giving up (setImmediate runs after the poll
-      // phase): an answer that arrived in time while this process was busy (a long synchronous task, say)
-      // is used, instead of judging locally and leaving the store alone for the cooldown.
+      // I/O is polled once more before giving up: an answer that came in time while this process was busy counts.
       const expire = () => reject(new Error(`rate-limit store slower than ${this.timeoutMs} ms`));
       timer = setTimeout(() => setImmediate(expire), this.timeoutMs);
     });
@@ -47,7 +40,7 @@ export class FallbackLimiter implements RateLimiter {
       }
       return decision;
     } catch (error) {
-      metrics()?.storeFallbacks.inc({ reason: 'unavailable' });
+      metrics?.storeFallbacks.inc({ reason: 'unavailable' });
       this.skipUntil = this.clock() + this.cooldownMs;
       // If the abandoned call still lands and was counted, give it back.
       asked
@@ -55,12 +48,12 @@ export class FallbackLimiter implements RateLimiter {
           (late) => (late.success && this.shared.refund ? this.shared.refund(identifier, calls, late) : undefined),
           () => undefined,
         )
-        .catch((refundError: unknown) => this.log.debug('rate-limit refund failed', { error: refundError }));
+        .catch((refundError: unknown) => this.log.debug({ error: refundError }, 'rate-limit refund failed'));
       if (!this.degraded) {
         this.degraded = true;
-        this.log.warn('rate-limit store unavailable; limiting in process', { error });
+        this.log.warn({ error }, 'rate-limit store unavailable; limiting in process');
       } else {
-        this.log.debug('rate-limit store still unavailable', { error });
+        this.log.debug({ error }, 'rate-limit store still unavailable');
       }
       return this.local.limit(identifier, calls);
     } finally {

@@ -2,15 +2,11 @@ import { Redis } from '@upstash/redis';
 import { createClient } from 'redis';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from './limiter';
-import { ADMIT_SCRIPT, REFUND_SCRIPT } from './redis-scripts';
-import { decide } from './window';
+import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from './sliding-window';
+import { decide } from './sliding-window';
 
-// The shared store of D-14: the project's own scripts (redis-scripts.ts) on an @upstash/redis client, so
-// every instance counts against one limit. Over HTTP for Upstash; over TCP for a plain Redis through
-// node-redis and a requester. @upstash/ratelimit is not used: its sliding-window script cannot admit a
-// batch atomically (it refuses a full window without counting, but counts a batch that overshoots), and it
-// takes each instance's clock, where D-14 wants the store's.
+// The shared store of D-14: the project's scripts on an @upstash/redis client (over HTTP for Upstash, over
+// node-redis for a plain Redis). @upstash/ratelimit's own script cannot judge a batch atomically (D-14).
 
 type UpstashRequest = { path?: string[]; body?: unknown };
 type UpstashResponse = { result?: unknown; error?: string };
@@ -26,8 +22,7 @@ export function nodeRedisRequester(client: NodeRedis) {
       try {
         return { result: (await client.sendCommand((body as unknown[]).map(String))) as TResult };
       } catch (error) {
-        // A Redis error reply (NOSCRIPT, say) is an answer @upstash/redis handles (its script falls back to
-        // EVAL); a dead connection is thrown, for the fallback limiter to catch.
+        // An error reply (NOSCRIPT) is @upstash/redis's to handle; a dead connection is the fallback's.
         if (error instanceof Error && /^(SimpleError|ErrorReply)$/.test(error.constructor.name))
           return { error: error.message };
         throw error;
@@ -37,12 +32,11 @@ export function nodeRedisRequester(client: NodeRedis) {
 }
 
 /**
- * A sliding window in Redis, by the rule of window.ts, judged and counted by one script per admission on
- * the store's clock. The answer is turned into this instance's clock (`clock`, the one the headers are
- * computed with) by the offsets the script returns, so the headers hold whatever the clocks' skew.
+ * A sliding window in Redis, judged and counted by one script on the store's clock; the script's offsets
+ * put the answer on this instance's clock, so the headers hold whatever the clocks' skew.
  */
 export class RedisSlidingWindow implements RateLimiter {
-  private readonly admitScript: Script<number[]>;
+  private readonly limitScript: Script<number[]>;
   private readonly refundScript: Script<number>;
 
   constructor(
@@ -51,18 +45,18 @@ export class RedisSlidingWindow implements RateLimiter {
     private readonly prefix = 'partner-api:ratelimit',
     private readonly clock: () => number = Date.now,
   ) {
-    this.admitScript = redis.createScript<number[]>(ADMIT_SCRIPT);
+    this.limitScript = redis.createScript<number[]>(LIMIT_SCRIPT);
     this.refundScript = redis.createScript<number>(REFUND_SCRIPT);
   }
 
-  /** The hash holding the identifier's counts per window (redis-scripts.ts). */
+  /** The hash holding the identifier's counts per window (the scripts below). */
   key(identifier: string): string {
     return `${this.prefix}:sliding:${identifier}`;
   }
 
   async limit(identifier: string, calls = 1): Promise<RateLimitDecision> {
     const { limit, windowMs } = this.policy;
-    const reply = await this.admitScript.exec([this.key(identifier)], [limit, windowMs, calls].map(String));
+    const reply = await this.limitScript.exec([this.key(identifier)], [limit, windowMs, calls].map(String));
     const [admitted, current, previous, elapsed, window] = reply.map(Number);
     if ([admitted, current, previous, elapsed, window].some((value) => !Number.isFinite(value)))
       throw new Error('unexpected answer from the rate-limit script');
@@ -102,9 +96,9 @@ export async function connectSharedStore(
     disableOfflineQueue: true,
     socket: { connectTimeout: 1_000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 5_000) },
   });
-  client.on('error', (error: unknown) => log.debug('redis connection error', { error }));
+  client.on('error', (error: unknown) => log.debug({ error }, 'redis connection error'));
   // Start even if Redis is down: connect() keeps retrying in the background, and calls fall back.
-  const connecting = client.connect().catch((error: unknown) => log.warn('redis connect failed', { error }));
+  const connecting = client.connect().catch((error: unknown) => log.warn({ error }, 'redis connect failed'));
   await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
   return {
     limiter: new RedisSlidingWindow(new Redis(nodeRedisRequester(client)), policy, prefix, clock),
@@ -112,3 +106,53 @@ export async function connectSharedStore(
     close: async () => client.destroy(),
   };
 }
+
+// The Lua scripts of the shared limit (D-14), each one atomic step on the store's clock (TIME). KEYS[1] is
+// one hash per identifier: field = index of a fixed window, value = calls counted in it (the current and
+// the previous window only), so every key a script touches is declared, as Redis Cluster requires.
+
+/**
+ * Counts ARGV[3] calls if they fit (ARGV[1] calls per ARGV[2] ms), by the rule of sliding-window.ts:
+ *   used = floor(previous × (1 − elapsed / window)) + current,  admitted ⟺ used + calls ≤ limit.
+ * A refused call writes nothing. Returns {admitted 0|1, current before, previous, elapsed ms, window index}.
+ */
+const LIMIT_SCRIPT = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local calls = tonumber(ARGV[3])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local index = math.floor(now / window)
+local elapsed = now - index * window
+local field = tostring(index)
+local current = tonumber(redis.call('HGET', KEYS[1], field) or '0')
+local previous = tonumber(redis.call('HGET', KEYS[1], tostring(index - 1)) or '0')
+local used = math.floor(previous * (1 - elapsed / window)) + current
+if calls < 1 or used + calls > limit then
+  return {0, current, previous, elapsed, index}
+end
+redis.call('HINCRBY', KEYS[1], field, calls)
+for _, old in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if old ~= field and old ~= tostring(index - 1) then redis.call('HDEL', KEYS[1], old) end
+end
+redis.call('PEXPIRE', KEYS[1], window * 2 + 1000)
+return {1, current, previous, elapsed, index}
+`;
+
+/**
+ * Gives back up to ARGV[2] calls of window ARGV[3] (or of the current window when ARGV[3] is empty;
+ * ARGV[1] is the window in ms), never below zero and never creating a count. Returns the calls given back.
+ */
+const REFUND_SCRIPT = `
+local window = tonumber(ARGV[1])
+local field = ARGV[3]
+if field == '' then
+  local time = redis.call('TIME')
+  field = tostring(math.floor((tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)) / window))
+end
+local have = tonumber(redis.call('HGET', KEYS[1], field) or '0')
+local give = math.min(have, tonumber(ARGV[2]))
+if give <= 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], field, -give)
+return give
+`;

@@ -6,8 +6,9 @@ import type { ServerResponse } from 'node:http';
  * and, for a parameter that broke its rule, zod's issues, which quote what was sent
  * (mcampa/trpc-to-openapi#168, jlalmes/trpc-openapi#440).
  *
- * Workaround: an error body the handler writes is replaced by the partner envelope the error formatter
- * put under `data.partner` for that request (server/trpc.ts), exactly the body of D-12.
+ * Workaround: installed from the adapter's onError (server/app.ts), so only on an error, the body the
+ * handler writes is replaced by the partner envelope the error formatter put under `data.partner`
+ * (server/trpc.ts), exactly the body of D-12.
  *
  * Remove when: the adapter sends the formatter's shape as the body, or takes a hook to shape it;
  * test/http.test.ts "error bodies on REST" shows the body.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEMO_KEYS } from '../../db/seed/demo';
 import { appRouter, type createCaller } from '../../routers';
-import type { Services } from '../../server/context';
+import type { Services } from '../../server/services';
 import { callerFor } from './services';
 
 type Caller = ReturnType<typeof createCaller>;
@@ -17,7 +17,7 @@ export const DEMO_USER = 'u-ch-001';
 const GIVEN = new Set(['brand_code']);
 
 /**
- * Every operation of the router, as both doors reach it, read from the router itself
+ * Every operation of the router, as both transports reach it, read from the router itself
  * (`appRouter._def.procedures` and their `meta.openapi`): a procedure added to the router is in every
  * suite that iterates these, with nothing else to edit.
  *

@@ -5,11 +5,10 @@ import type { Db } from '../../db/client';
 import { createCaller } from '../../routers';
 import { createApp } from '../../server/app';
 import { parseConfig } from '../../server/config';
-import { createRequestContext, type Services } from '../../server/context';
 import { createHttpServer, type SocketBounds } from '../../server/http-server';
 import { createLogger, silentLogger } from '../../server/logger';
-import type { RateLimiter } from '../../server/ratelimit/limiter';
-import { createServices } from '../../server/services';
+import type { RateLimiter } from '../../server/ratelimit/sliding-window';
+import { createRequestContext, createServices, type Services } from '../../server/services';
 import { NOW } from './database';
 
 /**
@@ -24,14 +23,14 @@ export const PRODUCTION_RATE_LIMIT = { RATE_LIMIT_PER_MINUTE: String(parseConfig
 
 /**
  * Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. The
- * directories reload for an unknown key or brand without the production spacing (100 ms), so hundreds of
- * sequential bad keys take no minute; production keeps the default spacing (server/directory.ts).
+ * caches reload for an unknown key or brand without the production spacing (100 ms), so hundreds of
+ * sequential bad keys take no minute; production keeps the default spacing (server/services.ts).
  */
 export function testServices(
   db: Db,
   env: Record<string, string> = {},
   sharedStore?: RateLimiter,
-  directories: Parameters<typeof createServices>[5] = { minIntervalMs: 0 },
+  caches: Parameters<typeof createServices>[5] = { minIntervalMs: 0 },
 ): Services {
   return createServices(
     parseConfig({ RATE_LIMIT_PER_MINUTE: TEST_RATE_LIMIT_PER_MINUTE, ...env }),
@@ -39,7 +38,7 @@ export function testServices(
     process.env.TEST_LOG ? createLogger('debug', (line) => process.stderr.write(line)) : silentLogger,
     () => NOW,
     sharedStore,
-    directories,
+    caches,
   );
 }
 

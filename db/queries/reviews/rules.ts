@@ -9,8 +9,8 @@ import type { BrandScope } from '../brands';
 export type CriticalRange = { min: number; max: number };
 
 /**
- * The brand a review read is for, with its range as the brand directory holds it (at most 1 s old,
- * server/directory.ts), so a read on a replica (D-23) follows a change as a read on the primary does.
+ * The brand a review read is for, with its range as the brand cache holds it (at most 1 s old,
+ * server/services.ts), so a read on a replica (D-23) follows a change as a read on the primary does.
  */
 export type ReviewBrand = BrandScope & { criticalRange: CriticalRange };
 

@@ -8,28 +8,28 @@ import { expectPartnerError } from './support/errors';
 import { createBrandWithReviews } from './support/factories';
 import { callerFor, testServices } from './support/services';
 
-// A path's brand is resolved from the brand directory (server/directory.ts: no round trip per
+// A path's brand is resolved from the brand cache (server/services.ts: no round trip per
 // call), in the partner's scope (D-13). Its stated bound: a change of which partner a brand belongs
-// to is seen by every call once the directory is 1 s old; a brand added is found at once.
+// to is seen by every call once the cache is 1 s old; a brand added is found at once.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;
-let directoryClock = 0;
+let cacheClock = 0;
 let services: ReturnType<typeof testServices>;
 beforeAll(async () => {
   database = await openTestDatabase();
-  services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => directoryClock });
+  services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => cacheClock });
 });
 
-describe('brand directory (partner guide § Authentication)', () => {
+describe('brand cache (partner guide § Authentication)', () => {
   it('finds a brand added since the last load at once, without waiting for the bound', async () => {
     const demo = callerFor(services, DEMO_KEYS.active);
-    await demo.brands.list({}); // the directories are loaded
-    directoryClock += 1;
+    await demo.brands.list({}); // the caches are loaded
+    cacheClock += 1;
     const fixture = await createBrandWithReviews(database.db, {
       critical: [1, 2],
       platforms: ['BAEMIN'],
       reviews: [{ shop: 0, writtenAt: new Date(NOW.getTime() - 3_600_000), rating: 5 }],
     });
-    directoryClock += 1;
+    cacheClock += 1;
     const { data } = await demo.reviews.list({ brand_code: fixture.brandCode });
     expect(data.items.map((review) => review.review_id)).toEqual(fixture.reviewCodes);
   });
@@ -38,28 +38,28 @@ describe('brand directory (partner guide § Authentication)', () => {
     const fixture = await createBrandWithReviews(database.db, { critical: [1, 2], platforms: ['YOGIYO'], reviews: [] });
     const demo = callerFor(services, DEMO_KEYS.active);
     const other = callerFor(services, DEMO_KEYS.other);
-    directoryClock += 1;
+    cacheClock += 1;
     expect((await demo.shops.list({ brand_code: fixture.brandCode })).data.items).toHaveLength(1);
     const otherEats = await findPartnerByName(database.db, 'Other Eats');
     if (!otherEats) throw new Error('Other Eats missing');
     await database.db.update(brands).set({ partnerId: otherEats.id }).where(eq(brands.id, fixture.brandId));
 
-    // Up to the bound the directory may still hold it under Demo Foods…
-    directoryClock += 999;
+    // Up to the bound the cache may still hold it under Demo Foods…
+    cacheClock += 999;
     expect((await demo.shops.list({ brand_code: fixture.brandCode })).data.items).toHaveLength(1);
     // …past it, every call sees the move: gone for the old partner, there for the new one.
-    directoryClock += 2;
+    cacheClock += 2;
     await expectPartnerError(demo.shops.list({ brand_code: fixture.brandCode }), 'PARTNER_API_BRAND_NOT_FOUND');
     expect((await other.shops.list({ brand_code: fixture.brandCode })).data.items).toHaveLength(1);
   });
 
-  it('lists a brand added, oldest first, once the directory is 1 s old at most (D-9)', async () => {
+  it('lists a brand added, oldest first, once the cache is 1 s old at most (D-9)', async () => {
     const demo = callerFor(services, DEMO_KEYS.active);
     const before = (await demo.brands.list({ limit: 100 })).data.items.map((brand) => brand.brand_code);
-    directoryClock += 1;
+    cacheClock += 1;
     const fixture = await createBrandWithReviews(database.db, { critical: [1, 2], platforms: ['NAVER'], reviews: [] });
     // Past the bound the list holds it, after every older brand.
-    directoryClock += 1_001;
+    cacheClock += 1_001;
     const after = (await demo.brands.list({ limit: 100 })).data.items.map((brand) => brand.brand_code);
     expect(after).toEqual([...before, fixture.brandCode]);
     const other = callerFor(services, DEMO_KEYS.other);
