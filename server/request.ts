@@ -160,6 +160,12 @@ export function pathOf(req: Request) {
 
 type Issue = { path?: PropertyKey[]; code?: string; message?: string };
 
+/** PostgreSQL's own bounds on a statement (D-20, D-21), by SQLSTATE: the rule a failed call ran into. */
+const DATABASE_BOUNDS: Record<string, string> = {
+  '57014': 'the statement ran past statement_timeout',
+  '55P03': 'the statement waited past lock_timeout',
+};
+
 /** Why a call was refused, for the access line: the rule it broke, never a value (D-12, D-22). */
 function causeOf(error: unknown): unknown {
   for (const current of causeChain(error)) {
@@ -170,6 +176,7 @@ function causeOf(error: unknown): unknown {
         rule: issue.code,
         message: issue.message?.slice(0, 120),
       }));
+    if (typeof current.code === 'string' && current.code in DATABASE_BOUNDS) return DATABASE_BOUNDS[current.code];
     if (typeof current.partnerCode === 'string') {
       const own = current.cause instanceof Error ? current.cause.message : undefined;
       if (own) return own.slice(0, 120);

@@ -138,7 +138,7 @@ describe.skipIf(DRIVER !== 'postgres')('the request pool (D-21, PostgreSQL)', ()
       for (const { ms } of answered) expect(ms).toBeLessThan(FAST_MS);
       const failed = lines.filter((line) => line.msg === 'request' && line.status === 500);
       expect(failed.length).toBeGreaterThan(0);
-      for (const line of failed) expect(line.cause).toBe('canceling statement due to lock timeout');
+      for (const line of failed) expect(line.cause).toBe('the statement waited past lock_timeout');
       // The lock gone, the table's calls are served again.
       for (const endpoint of readsReviews) expect((await call(endpoint.path(DEMO_BRAND))).value.status).toBe(200);
     } finally {
