@@ -33,18 +33,26 @@ export function dueAt(i: number, rate: number): number {
   return (i * 1000) / rate;
 }
 
+/** One answered call: its index, when it was due and how long from then until fully read (ms), its status. */
+export type PacedCall = { i: number; due: number; ms: number; status: number };
+
+/**
+ * `url` is one URL, or the i-th call's URL (a mixed load); `onAnswer` sees every answered call (per-second
+ * figures).
+ */
 export async function paced(
-  url: string,
+  url: string | ((i: number) => string),
   options: {
     rate: number;
     durationS: number;
     connections: number;
     headers: Record<string, string>;
     timeoutMs?: number;
+    onAnswer?: (call: PacedCall) => void;
   },
 ): Promise<PacedResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
-  const target = new URL(url);
+  const urlOf = typeof url === 'string' ? () => url : url;
   const total = Math.floor(options.rate * options.durationS);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const latencies: number[] = [];
@@ -53,8 +61,9 @@ export async function paced(
   let settled = 0;
   const start = performance.now();
 
-  const send = (due: number) =>
+  const send = (i: number, due: number) =>
     new Promise<void>((resolve) => {
+      const target = new URL(urlOf(i));
       const request = http.get(
         {
           host: target.hostname,
@@ -66,7 +75,9 @@ export async function paced(
         (response) => {
           response.on('data', () => {});
           response.on('end', () => {
-            latencies.push(performance.now() - start - due);
+            const ms = performance.now() - start - due;
+            latencies.push(ms);
+            options.onAnswer?.({ i, due, ms, status: response.statusCode ?? 0 });
             if ((response.statusCode ?? 0) < 200 || (response.statusCode ?? 0) >= 300) non2xx += 1;
             resolve();
           });
@@ -89,7 +100,7 @@ export async function paced(
       const elapsed = performance.now() - start;
       // Every call due by now goes out now; a late tick sends its backlog at once, still counted from due.
       while (next < total && dueAt(next, options.rate) <= elapsed) {
-        send(dueAt(next, options.rate)).then(() => {
+        send(next, dueAt(next, options.rate)).then(() => {
           settled += 1;
           if (settled === total) resolve();
         });
