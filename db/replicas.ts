@@ -4,14 +4,7 @@ import type { DatabaseHandle } from './client';
 /** One read replica: its handle (request pool and control client) and whether calls may read from it. */
 export type Replica = { index: number; handle: DatabaseHandle; usable: boolean };
 
-/**
- * The read replicas of D-23. A call reads all of its statements from one server: `pick()` gives a usable
- * replica in turn, or none (read the primary). Every `checkMs` a probe asks each replica, on its control
- * client, whether it is a standby that has replayed what the primary had written `maxLagMs` ago; one that
- * errors, does not answer within `checkMs`, or is further behind is not used until a probe finds it well,
- * and neither is one before its first good probe. A call that lost its connection to a replica takes it
- * out at once (`failed`).
- */
+/** The read replicas of D-23: `pick()` a usable one in turn, probed every `checkMs` against `maxLagMs`. */
 export class Replicas {
   readonly replicas: Replica[];
   /** The primary's WAL position, sampled each round, newest last: what a replica is judged against. */
@@ -63,7 +56,6 @@ export class Replicas {
       () => [],
     );
     if (row) this.written.push({ at: now, position: row.position });
-    // The newest sample at least maxLagMs old (or the oldest there is) is the bound; older ones go.
     const bound = this.written.findLastIndex((sample) => sample.at <= now - this.options.maxLagMs);
     this.written = this.written.slice(Math.max(0, bound));
     const reference = this.written[0]?.position;
@@ -124,14 +116,7 @@ const CONNECTION_CODES = new Set([
   'CONNECT_TIMEOUT',
 ]);
 
-/**
- * How a call's failure on a replica is answered (D-23). Reads are idempotent, so a call that failed for
- * the replica's sake runs once more on the primary:
- * - `lost`: the replica could not be reached or went away (a socket error, the 08 class, shutting down or
- *   starting up, out of connection slots); it is also not used until a probe finds it well;
- * - `conflict`: a hot standby cancelled the statement to replay the primary's changes (40001, 40P01).
- * Anything else (a timeout, a bad query) is the call's answer wherever it ran.
- */
+/** D-23: `lost` (unreachable or going away) and `conflict` (cancelled by replay) rerun on the primary. */
 export function replicaFailureIn(error: unknown): 'lost' | 'conflict' | undefined {
   for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 6; depth++) {
     const code = (current as { code?: unknown }).code;

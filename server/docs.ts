@@ -8,24 +8,18 @@ import express, { type Request, type Response, type Router } from 'express';
 import { Marked } from 'marked';
 import { gfmHeadingId } from 'marked-gfm-heading-id';
 
-// GET /docs (D-15): the partner guide (docs/partner-guide.md, rendered once at start), at /docs/sdk the
-// TypeScript SDK's guide (sdk/README.md, the one its package carries) and, at /docs/reference, Swagger UI
-// over /partner/v1/openapi.json. Everything is served from this process, so the pages work offline.
+// GET /docs (D-15): the partner guide, the SDK's guide and Swagger UI, all served by this process (offline).
 
-/** The swagger-ui-dist folder, resolved, not required: requiring it loads the browser bundle. */
+/** Resolved, not required: requiring swagger-ui-dist loads the browser bundle. */
 const SWAGGER_UI = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-/**
- * The only files of swagger-ui-dist the reference page loads: the package's
- * package.json, README, source maps and the rest are not served.
- */
+/** The only swagger-ui-dist files the reference page loads. */
 const ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'];
 
 const GUIDE = path.resolve(import.meta.dirname, '../docs/partner-guide.md');
 const SDK_GUIDE = path.resolve(import.meta.dirname, '../sdk/README.md');
 
-// The prose rules apply to the guides' <main class="prose"> only: Swagger UI draws its own <main> and code
-// blocks (white on dark), which a rule on `main pre` or a page-wide `pre` would paint white on light grey.
+// Prose rules apply to the guides' <main class="prose"> only: Swagger UI draws its own dark code blocks.
 const STYLE = `
   body { font: 16px/1.55 system-ui, sans-serif; margin: 0; color: #1f2328; }
   nav { padding: 12px 24px; background: #1b2838; }
@@ -96,12 +90,7 @@ const REFERENCE = page(
 </script>`,
 );
 
-/**
- * A response body held once in memory, identity and gzip. Every response shares these buffers: a client
- * that does not read holds a reference, not a copy, so unread responses cost the server no memory of
- * their own (D-21; their connections are bounded in number and time by server/http-server.ts). The gzip
- * form is made once, on the first request that accepts it.
- */
+/** A body held once in memory, identity and gzip (made on first demand): unread responses share it (D-21). */
 type StaticBody = {
   type: string;
   identity: Buffer;
@@ -147,11 +136,7 @@ async function sendStatic(req: Request, res: Response, body: StaticBody) {
   res.end(bytes);
 }
 
-/**
- * RFC 9110 §13.2.2: If-None-Match decides when present (weak comparison), else If-Modified-Since. A
- * request's Cache-Control is for caches, not for the origin's conditional evaluation (fetch sends
- * `no-cache` with every conditional request).
- */
+/** RFC 9110 §13.2.2, ignoring the request's Cache-Control (fetch sends `no-cache` with conditional requests). */
 function notModified(req: Request, etag: string, lastModified: string) {
   const noneMatch = req.get('if-none-match');
   if (noneMatch !== undefined) {
@@ -175,11 +160,7 @@ function once<T>(make: () => T): () => T {
   };
 }
 
-/**
- * The docs (D-15) and the OpenAPI document at /partner/v1/openapi.json, each served from memory. Each body
- * is made at its first request, not at start: generating the document and rendering the guides would
- * delay the first answer of every start for pages most starts never serve.
- */
+/** The docs (D-15) and the OpenAPI document, each body made at its first request, not at start. */
 export function docsRouter(openApiDocument: () => object): Router {
   const started = new Date();
   const document = once(() =>
@@ -194,13 +175,12 @@ export function docsRouter(openApiDocument: () => object): Router {
   const reference = once(() => staticBody('text/html; charset=utf-8', Buffer.from(REFERENCE), started, PAGE_CACHE));
   // Only the exact spelling of a path is served (D-12): `/DOCS` is another path; `/docs/` is redirected.
   const router = express.Router({ caseSensitive: true, strict: true });
-  // The site's front doors lead to the guide.
   router.get(['/', '/docs/'], (_req, res) => res.redirect(302, '/docs'));
   router.get('/partner/v1/openapi.json', (req, res, next) => sendStatic(req, res, document()).catch(next));
   router.get('/docs', (req, res, next) => sendStatic(req, res, guide()).catch(next));
   router.get('/docs/sdk', (req, res, next) => sendStatic(req, res, sdkGuide()).catch(next));
   router.get('/docs/reference', (req, res, next) => sendStatic(req, res, reference()).catch(next));
-  // One exact path an asset: a `:file` parameter would be decoded by express, and a malformed one (`%ZZ`) fail.
+  // An exact path per asset: express would decode a `:file` parameter, and fail on a malformed one.
   for (const file of ASSETS) {
     const at = path.join(SWAGGER_UI, file);
     const type = file.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';

@@ -44,11 +44,7 @@ function totalsOf(counts: {
   };
 }
 
-/**
- * Statistics rows of the brand for the range, grouped per `group_by`; groups without a row do not appear.
- * Ordered as documented: date newest first, the others by review_count descending, ties by the grouping
- * key ascending (D-9) so that pages never skip or repeat a row.
- */
+/** Statistics of the brand for the range, grouped per `group_by`, ordered as documented with D-9's tie-break. */
 export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
@@ -83,10 +79,7 @@ function byDate(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
     .orderBy(desc(day));
 }
 
-/**
- * group_by=shop or platform: each shop's counts over the range from the aggregate's running totals, two
- * index probes per shop whatever the range (report.ts), then the shops grouped by the keys.
- */
+/** group_by=shop or platform: each shop's counts from the running totals (report.ts), then grouped. */
 function byShop(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
   const range = shopRangeTotals(
     db,

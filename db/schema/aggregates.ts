@@ -4,13 +4,8 @@ import { instant } from './columns';
 import { shops } from './shops';
 
 /**
- * The daily aggregate (D-6): one row per (shop, KST day) with at least one review, for days before today.
- * Rebuilt by db/aggregate.ts; review-stats reads only this table.
- *
- * The `running*` columns are prefix sums per shop in day order, this row included: a shop's total
- * over [from, to] is the running value of its last row on or before `to` minus that of its last row before
- * `from`, two probes of the primary key instead of a read of every day (db/queries/report.ts).
- * `runningRows` counts rows, so a range holding rows is told from one holding none (D-6).
+ * The daily aggregate (D-6): one row per (shop, KST day) with a review, before today. `running*` are prefix
+ * sums per shop in day order, so a range's total is two primary-key probes (db/queries/report.ts).
  */
 export const reviewStatsDaily = pgTable(
   'review_stats_daily',
@@ -49,12 +44,7 @@ export const reviewStatsDaily = pgTable(
   ],
 );
 
-/**
- * One row per (shop, KST day) with a sales snapshot, for days before today (D-6). The `running*` columns
- * are prefix sums per shop in day order, as in review_stats_daily; `runningRows` is what tells a range
- * whose amounts are all 0 (the shop appears, with 0) from a range without rows (it does not, partner guide § Sales
- * rule 4).
- */
+/** One row per (shop, KST day) with a sales snapshot, before today (D-6); `running*` as in review_stats_daily. */
 export const salesDaily = pgTable(
   'sales_daily',
   {
@@ -87,19 +77,13 @@ export const aggregateRuns = pgTable('aggregate_runs', {
   throughDay: date('through_day', { mode: 'string' }).notNull(),
   startedAt: instant('started_at').notNull(),
   finishedAt: instant('finished_at').notNull(),
-  /**
-   * `full` or `incremental` (D-6). Null on runs from before the change log existed: a build after one of
-   * those cannot know what changed since, so it is full.
-   */
+  /** `full` or `incremental` (D-6); null on runs before the change log existed, so the next build is full. */
   kind: text('kind', { enum: ['full', 'incremental'] }),
 });
 
 /**
- * The change log of the incremental build (D-6): which (shop, KST day) of the aggregate's sources was
- * written since the last build, filled by statement triggers on reviews, sales_snapshots and shops
- * (db/migrations), emptied by the build that covers the day. `day` null: every day of the shop (its
- * brand, platform or link time changed). Duplicates are allowed on purpose: no key means a writer never
- * waits for the build that is deleting the rows it claimed.
+ * The change log of the incremental build (D-6), filled by triggers (db/migrations); `day` null: the whole
+ * shop. No key on purpose: a writer never waits for the build deleting the rows it claimed.
  */
 export const aggregateChanges = pgTable('aggregate_changes', {
   shopId: integer('shop_id').notNull(),

@@ -17,10 +17,7 @@ import { createdAt, instant } from './columns';
 import { managers } from './managers';
 import { shops } from './shops';
 
-/**
- * A phone number verified for a brand (partner guide § List shops of a brand: verification is per brand,
- * registration to a shop is a separate step). `manager_id` null: the number belongs to no administrator.
- */
+/** A phone number verified for a brand; `manager_id` null: it belongs to no administrator. */
 export const alertNumbers = pgTable(
   'alert_numbers',
   {
@@ -47,10 +44,8 @@ export const alertNumbers = pgTable(
 );
 
 /**
- * A verified number registered to a shop: the authoritative list of alert recipients (rule 2).
- * At most 3 per shop is enforced by the database: a slot 1..3, unique per shop. `brand_id` is
- * the shop's and the number's brand (composite keys), so a number verified for one brand, and its
- * administrator's name, can never appear on another brand's shop.
+ * A verified number registered to a shop, the alert recipients (rule 2): at most 3, by a slot 1..3 unique
+ * per shop; composite keys keep a number and its administrator on their own brand's shops.
  */
 export const shopAlertNumbers = pgTable(
   'shop_alert_numbers',

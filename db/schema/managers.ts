@@ -20,11 +20,7 @@ export const managers = pgTable(
   (t) => [index('managers_brand_idx').on(t.brandId), unique('managers_brand_id_uq').on(t.brandId, t.id)],
 );
 
-/**
- * Assignment of administrators to shops (partner guide § List shops of a brand). `brand_id` is the shop's and the
- * manager's brand: the composite keys make a cross-brand link impossible, so one partner's API can never
- * show another brand's administrator.
- */
+/** Administrators assigned to shops; composite keys make a cross-brand link impossible. */
 export const shopManagers = pgTable(
   'shop_managers',
   {

@@ -19,13 +19,8 @@ import { replyStateEnum } from './enums';
 import { shops } from './shops';
 
 /**
- * A collected review. The review rules (D-7) that depend only on the row are stored generated
- * columns, so there is exactly one definition of each, shared by the filters, the output and the aggregate:
- * - `star_bucket`: the rating rounded down, 0.5 counted as 1, no rating as 0 (D-7);
- * - `is_replied`: POSTED or OWNER_DIRECT (D-7);
- * - `is_handled`: replied OR a negative-review alert was sent (D-7).
- * `is_critical` also depends on the brand's current range, so it is computed at read time (D-7), from
- * `star_bucket` and `ai_negative` (db/queries/reviews/rules.ts).
+ * A collected review. The rules of D-7 that depend only on the row (`star_bucket`, `is_replied`,
+ * `is_handled`) are generated columns, defined once; `is_critical` depends on the brand (rules.ts).
  */
 export const reviews = pgTable(
   'reviews',
@@ -40,10 +35,7 @@ export const reviews = pgTable(
     shopId: integer('shop_id')
       .notNull()
       .references(() => shops.id),
-    /**
-     * Whole seconds, as the API writes `date`: what partners see is exactly what is filtered and ordered
-     * by (D-9), so two reviews in one shown second are ordered by review_id, visibly.
-     */
+    /** Whole seconds, as the API writes `date`, so what partners see is what is ordered by (D-9). */
     writtenAt: timestamp('written_at', { withTimezone: true, mode: 'date', precision: 0 }).notNull(),
     /** "" for a star-only review. */
     content: text('content').notNull().default(''),
@@ -76,8 +68,7 @@ export const reviews = pgTable(
       columns: [t.brandId, t.shopId],
       foreignColumns: [shops.brandId, shops.id],
     }),
-    // Ascending on purpose: drizzle-kit writes .desc() as DESC NULLS LAST, which ORDER BY … DESC cannot
-    // use; an ascending index read backwards serves "newest first" (PostgreSQL reads a B-tree either way).
+    // Ascending: drizzle-kit writes .desc() as DESC NULLS LAST, which ORDER BY … DESC cannot use.
     index('reviews_brand_written_idx').on(t.brandId, t.writtenAt, t.reviewCode),
     index('reviews_shop_written_idx').on(t.shopId, t.writtenAt, t.reviewCode),
     check(
