@@ -10,11 +10,9 @@ import { aggregateRuns, reviewStatsDaily, salesDaily } from './schema';
 export const AGGREGATE_LOCK_KEY = 4_807_202_604;
 
 export type AggregateResult = {
-  /** The last KST day included: the day before "today" of `now`. */
   throughDay: string;
   /** `full`: every row rewritten; `incremental`: the rows of what changed since the previous build (D-6). */
   kind: 'full' | 'incremental';
-  /** Rows the build wrote (every row of a full build; the rows from each changed shop's first changed day on). */
   writtenRows: number;
   /** Counted by a full build only: counting reads whole tables, and an incremental build's cost follows the changes. */
   reviewRows?: number;
@@ -63,7 +61,6 @@ async function compact(db: Db, result: AggregateResult): Promise<void> {
   }
 }
 
-/** What a scheduled run did: built, found yesterday already covered, or found another run under way. */
 export type DailyRun = { outcome: 'built'; result: AggregateResult } | { outcome: 'covered' } | { outcome: 'busy' };
 
 /**

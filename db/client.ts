@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { PoolSlots } from './pool-slots';
@@ -11,7 +12,6 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 export type DatabaseHandle = {
   db: Db;
   driver: 'pglite' | 'postgres';
-  /** Apply the committed migrations (db/migrations), idempotently. */
   migrate(): Promise<void>;
   /** Rows of a raw statement, whichever driver answers (postgres.js returns an array, PGlite `{ rows }`). */
   rows<T>(query: Parameters<Db['execute']>[0]): Promise<T[]>;
@@ -23,11 +23,8 @@ export type DatabaseHandle = {
   close(): Promise<void>;
 };
 
-/** Connections of the control client (DatabaseHandle.control), beside the request pool. */
 const CONTROL_CONNECTIONS = 2;
-/** close(): running statements get this long to finish before the connections are cut. */
 const CLOSE_GRACE_MS = 1_000;
-/** close() resolves by then, even if cutting the connections hangs (a stalled network). */
 const CLOSE_BOUND_MS = 2_000;
 
 export const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, 'migrations');
@@ -110,11 +107,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       slots,
       close: async () => {
         const ended = Promise.all([sql.end({ timeout: CLOSE_GRACE_MS / 1000 }), controlSql.end({ timeout: 0 })]);
-        let timer: NodeJS.Timeout | undefined;
-        const bound = new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, CLOSE_BOUND_MS);
-        });
-        await Promise.race([ended, bound]).finally(() => clearTimeout(timer));
+        await Promise.race([ended, delay(CLOSE_BOUND_MS, undefined, { ref: false })]);
       },
     };
   }
@@ -167,17 +160,14 @@ class BytesBlob extends Blob {
 
 const attached = new WeakMap<Db, { control: Db; slots: PoolSlots | undefined }>();
 
-/** The control client of the handle whose `db` this is (DatabaseHandle.control); PGlite's is `db` itself. */
 export function controlOf(db: Db): Db {
   return attached.get(db)?.control ?? db;
 }
 
-/** The request pool's slots of the handle whose `db` this is (DatabaseHandle.slots), if it has them. */
 export function slotsOf(db: Db): PoolSlots | undefined {
   return attached.get(db)?.slots;
 }
 
-/** The PGlite client behind a handle, for dumping a test template. */
 export function pgliteOf(handle: DatabaseHandle): PGlite {
   const client = (handle as unknown as { pglite?: PGlite }).pglite;
   if (!client) throw new Error('not a PGlite handle');

@@ -5,7 +5,6 @@ import { DrizzleQueryError } from 'drizzle-orm';
 
 type DriverError = Error & { code?: unknown; address?: unknown; port?: unknown; severity?: unknown };
 
-/** Socket and postgres.js connection codes, in words. */
 const CONNECT_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ENOTFOUND: 'no such host',
@@ -41,7 +40,6 @@ function driverError(error: unknown): DriverError | undefined {
   return undefined;
 }
 
-/** Host:port and the database name of a PostgreSQL URL; never its user or password. */
 function target(url: string | undefined) {
   try {
     const parsed = new URL(url ?? '');
@@ -86,7 +84,6 @@ export function describeDatabaseFailure(error: unknown, url: string | undefined)
   return `${where}: ${cause.message} (${code})`;
 }
 
-/** What a command prints when it fails; with `verbose`, the whole error after it. */
 export function failureLines(error: unknown, url: string | undefined, verbose: boolean): string {
   const line = describeDatabaseFailure(error, url) ?? (error instanceof Error ? error.message : String(error));
   return verbose ? `${line}\n${inspect(error, { depth: 5 })}\n` : `${line}\n`;

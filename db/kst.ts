@@ -5,7 +5,6 @@ import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 const KST_OFFSET_MS = 9 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The KST calendar day of an instant. */
 export function kstDay(instant: Date): string {
   return new Date(instant.getTime() + KST_OFFSET_MS).toISOString().slice(0, 10);
 }
@@ -15,12 +14,10 @@ export function kstToday(now: Date = new Date()): string {
   return kstDay(now);
 }
 
-/** The instant a KST day starts (00:00:00+09:00). */
 export function kstDayStart(day: string): Date {
   return new Date(Date.parse(`${day}T00:00:00+09:00`));
 }
 
-/** `day` shifted by `days` calendar days. */
 export function addDays(day: string, days: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 }
@@ -45,7 +42,6 @@ export function isCalendarDay(text: string): boolean {
 
 // The same rules in SQL; they answer the same on PGlite and PostgreSQL whatever the session's time zone.
 
-/** SQL: the KST calendar day (a `date`) of a timestamptz expression, as kstDay. */
 export function kstDayOf(instant: SQLWrapper): SQL<string> {
   return sql<string>`(${instant} AT TIME ZONE 'Asia/Seoul')::date`;
 }
@@ -64,7 +60,6 @@ export function mondayOfDay(day: SQLWrapper): SQL<string> {
   return sql<string>`(${day} - (((${day} - DATE '1970-01-05') % 7 + 7) % 7))`;
 }
 
-/** SQL: the instant (a `timestamptz`) a KST day starts, of a `date` expression, as kstDayStart. */
 export function kstDayStartOf(day: SQLWrapper): SQL<Date> {
   return sql<Date>`((${day})::timestamp AT TIME ZONE 'Asia/Seoul')`;
 }

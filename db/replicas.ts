@@ -1,7 +1,7 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { DatabaseHandle } from './client';
 
-/** One read replica: its handle (request pool and control client) and whether calls may read from it. */
 export type Replica = { index: number; handle: DatabaseHandle; usable: boolean };
 
 /** The read replicas of D-23: `pick()` a usable one in turn, probed every `checkMs` against `maxLagMs`. */
@@ -24,30 +24,25 @@ export class Replicas {
     this.replicas = handles.map((handle, index) => ({ index, handle, usable: false }));
   }
 
-  /** Probes now, then every `checkMs` until closed. Resolves once the first round is done. */
   async start(): Promise<void> {
     await this.check();
     this.timer = setInterval(() => void this.check(), this.options.checkMs).unref();
   }
 
-  /** The replica a call reads from, in turn among the usable ones; undefined: read the primary. */
   pick(): Replica | undefined {
     const usable = this.replicas.filter((replica) => replica.usable);
     this.next = (this.next + 1) % Math.max(1, usable.length);
     return usable[this.next];
   }
 
-  /** A call lost its connection to `replica`: not used until a probe finds it well again. */
   failed(replica: Replica): void {
     this.set(replica, false, 'connection failed');
   }
 
-  /** How many replicas calls may read from now. */
   usable(): number {
     return this.replicas.filter((replica) => replica.usable).length;
   }
 
-  /** One round: the primary's position, then each replica against the position of `maxLagMs` ago. */
   async check(): Promise<void> {
     const now = performance.now();
     const asked = this.primary.control.execute(sql`SELECT pg_current_wal_lsn()::text AS position`);
@@ -78,7 +73,6 @@ export class Replicas {
     );
   }
 
-  /** Stops the probes and closes every replica's clients. */
   async close(): Promise<void> {
     clearInterval(this.timer);
     for (const replica of this.replicas) replica.usable = false;
@@ -90,13 +84,12 @@ export class Replicas {
     replica.usable = usable;
   }
 
-  private within<T>(work: Promise<T>): Promise<T> {
+  private async within<T>(work: Promise<T>): Promise<T> {
     const ms = this.options.checkMs;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    });
-    return Promise.race([work, late]).finally(() => clearTimeout(timer));
+    const late = delay(ms, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`no answer within ${ms} ms`)),
+    );
+    return Promise.race([work, late]);
   }
 }
 

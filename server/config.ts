@@ -137,7 +137,6 @@ export const configSchema = z
 
 export type Config = z.output<typeof configSchema>;
 
-/** Parses the environment; a bad value throws one line naming the variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = configSchema.safeParse(env);
   if (result.success) return result.data;

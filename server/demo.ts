@@ -36,7 +36,6 @@ function snapshotFile(dir = DIST): string {
   return path.join(dir, `demo-cluster-${hash.digest('hex').slice(0, 16)}.tar`);
 }
 
-/** Writes the migrated, empty cluster into `dir` (the build's last step). */
 export async function writeSnapshot(dir = DIST): Promise<string> {
   const database = await openDatabase({});
   try {
@@ -81,7 +80,6 @@ export async function openDemoDatabase(
   }
 }
 
-/** What a newcomer needs next: the addresses and the demo keys. */
 export function printBanner(base: string): void {
   process.stdout.write(
     [

@@ -140,7 +140,6 @@ async function main() {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-/** How `work` ended: 'closed', 'failed', or 'timed out' when `ms` passed first. */
 function within(work: Promise<unknown>, ms: number): Promise<'closed' | 'failed' | 'timed out'> {
   const outcome = work.then(
     () => 'closed' as const,

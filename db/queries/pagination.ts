@@ -1,9 +1,7 @@
 import { sql } from 'drizzle-orm';
 
-/** A page of a list, as asked for (already validated: page ≥ 1, 1 ≤ limit ≤ 100). */
 export type PageRequest = { page: number; limit: number };
 
-/** The list `data` (partner guide § Pages). */
 export type Page<T> = { items: T[]; page: number; limit: number; has_next: boolean };
 
 /** The one pagination of every list: LIMIT/OFFSET over D-9's order, one extra row for an exact `has_next`. */

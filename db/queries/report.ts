@@ -6,9 +6,7 @@ import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { literalLimit } from './pagination';
 
-// What the two reads of the daily aggregate (review-stats, sales) share.
 
-/** The filters of review statistics and sales: the KST day range (both inclusive, defaults applied), platform, shop. */
 export type ReportFilters = {
   from: string;
   to: string;
@@ -16,7 +14,6 @@ export type ReportFilters = {
   platform_shop_id?: string | undefined;
 };
 
-/** The optional platform and shop filters, on `shops`. */
 function shopFilter(filters: ReportFilters): SQL | undefined {
   return and(
     filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
@@ -41,7 +38,6 @@ export function reportConditions(
   );
 }
 
-/** A daily aggregate table with running totals per shop in day order (db/schema/aggregates.ts). */
 type RunningDaily = PgTable & { shopId: PgColumn; day: PgColumn; runningRows: PgColumn };
 
 /**
@@ -87,7 +83,6 @@ export function sumOf(column: SQLWrapper): SQL<number> {
   return sql`sum(${column})`.mapWith(Number);
 }
 
-/** A key a grouping does not fill. */
 export const NONE = sql<null>`NULL`;
 
 /** One grouping's select fields: its keys as they are, every other key NULL, so all rows have one shape. */

@@ -12,7 +12,6 @@ export const REVIEW_STATS_GROUP_BY = ['date', 'shop', 'platform'] as const;
 export type ReviewStatsGroupBy = (typeof REVIEW_STATS_GROUP_BY)[number];
 type Platform = (typeof platformEnum.enumValues)[number];
 
-/** The parameters of review statistics, validated and with the range defaults applied. Days are KST, inclusive. */
 export type ReviewStatsFilters = {
   from: string;
   to: string;
@@ -23,7 +22,6 @@ export type ReviewStatsFilters = {
 
 const daily = reviewStatsDaily;
 
-/** The counts of the aggregate, summed over the rows a query reads. */
 function totalsOf(counts: {
   reviewCount: SQLWrapper;
   replyCount: SQLWrapper;

@@ -12,7 +12,6 @@ export const SALES_GROUP_BY = ['shop', 'platform', 'user', 'date', 'week'] as co
 export type SalesGroupBy = (typeof SALES_GROUP_BY)[number];
 type SalesPlatform = (typeof SALES_PLATFORMS)[number];
 
-/** The parameters of partner guide § Sales, validated and with the range defaults applied. Days are KST, inclusive. */
 export type SalesFilters = {
   from: string;
   to: string;
@@ -50,7 +49,6 @@ export function salesQuery(db: Db, brand: BrandScope, filters: SalesFilters) {
   return readsDays(filters.group_by) ? byDay(db, brand, filters) : byShop(db, brand, filters);
 }
 
-/** date and week read the range's daily rows; shop, platform and user read each shop's running totals. */
 function readsDays(groupBy: SalesGroupBy) {
   return groupBy === 'date' || groupBy === 'week';
 }

@@ -70,10 +70,8 @@ export const salesDaily = pgTable(
   ],
 );
 
-/** One row per finished aggregate run: what it covered, for operators and for tests of idempotence. */
 export const aggregateRuns = pgTable('aggregate_runs', {
   id: serial('id').primaryKey(),
-  /** Last KST day included (the day before "today" when the run started). */
   throughDay: date('through_day', { mode: 'string' }).notNull(),
   startedAt: instant('started_at').notNull(),
   finishedAt: instant('finished_at').notNull(),

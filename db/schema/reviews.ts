@@ -37,7 +37,6 @@ export const reviews = pgTable(
       .references(() => shops.id),
     /** Whole seconds, as the API writes `date`, so what partners see is what is ordered by (D-9). */
     writtenAt: timestamp('written_at', { withTimezone: true, mode: 'date', precision: 0 }).notNull(),
-    /** "" for a star-only review. */
     content: text('content').notNull().default(''),
     /** 0.5 to 5 in steps of 0.5, or null when the review has no star rating. */
     rating: doublePrecision('rating'),
@@ -49,7 +48,6 @@ export const reviews = pgTable(
     /** Text of a posted, owner-direct, scheduled or failed reply; only shown when replied (D-7). */
     replyContent: text('reply_content'),
     replyAt: instant('reply_at'),
-    /** When a negative-review alert was sent; null if none. */
     alertSentAt: instant('alert_sent_at'),
     starBucket: smallint('star_bucket')
       .notNull()

@@ -3,7 +3,6 @@ import { bigint, check, date, integer, pgTable, primaryKey } from 'drizzle-orm/p
 import { createdAt } from './columns';
 import { shops } from './shops';
 
-/** One collected sales snapshot per shop and KST day, in won (partner guide § Sales: sums of daily snapshots). */
 export const salesSnapshots = pgTable(
   'sales_snapshots',
   {

@@ -24,7 +24,6 @@ export const brandUsers = pgTable(
   ],
 );
 
-/** A platform account a user linked; one per platform. */
 export const platformAccounts = pgTable(
   'platform_accounts',
   {

@@ -11,7 +11,6 @@ export const writtenFor = { dependency: 'postgres', version: '3.4.9' } as const;
 
 type Sql = ReturnType<typeof postgres>;
 
-/** The result without the leading empty slots a previous failed statement left on the connection. */
 export function withoutStaleRows<T>(value: T): T {
   if (!Array.isArray(value)) return value;
   const { count } = value as unknown[] & { count?: unknown };
@@ -19,7 +18,6 @@ export function withoutStaleRows<T>(value: T): T {
   return value;
 }
 
-/** `sql` whose statements resolve with their own rows only. */
 export function withOwnRows(sql: Sql): Sql {
   const trimmed = (query: PromiseLike<unknown>): PromiseLike<unknown> => ({
     // biome-ignore lint/suspicious/noThenProperty: lazy, as postgres.js's own pending query: sent when awaited.

@@ -7,7 +7,6 @@ import type { platformEnum } from '../../schema/enums';
 import { literalLimit, type PageRequest, paginate } from '../pagination';
 import { type CriticalBrand, isCritical, likePattern, matchesKeyword, type ReviewBrand } from './rules';
 
-/** The filters of the review list, already validated. Days are KST `YYYY-MM-DD`, both inclusive. */
 export type ReviewFilters = {
   from?: string | undefined;
   to?: string | undefined;
@@ -27,7 +26,6 @@ export type ReviewPosition = { writtenAt: Date; reviewCode: string };
 /** Which rows of the ordered list to read: LIMIT/OFFSET, optionally after a position (D-19). */
 export type ReviewWindow = { limit: number; offset: number; after?: ReviewPosition | undefined };
 
-/** One review (partner guide § Get one review), as both the list and the single read return it. */
 function reviewColumns(brand: CriticalBrand) {
   return {
     review_id: reviews.reviewCode,
@@ -113,17 +111,14 @@ function bindingsOf(brand: ReviewBrand, filters: ReviewFilters, window: ReviewWi
   return bound;
 }
 
-/** The same names as placeholders, for a statement prepared once and run with each call's values. */
 function placeholdersOf(bound: Bindings): Bindings {
   return Object.fromEntries(Object.keys(bound).map((name) => [name, sql.placeholder(name)])) as unknown as Bindings;
 }
 
-/** The brand as the critical rule takes it, from the bindings (values or placeholders). */
 function criticalBrandOf(bound: Bindings): CriticalBrand {
   return { criticalRange: { min: bound.criticalMin, max: bound.criticalMax } };
 }
 
-/** Each filter of partner guide § List reviews of a brand as one condition; absent filters add none. */
 function filterConditions(filters: ReviewFilters, bound: Bindings): SQL[] {
   const brand = criticalBrandOf(bound);
   const conditions: (SQL | undefined)[] = [
@@ -180,7 +175,6 @@ function shapeOf(filters: ReviewFilters, window: ReviewWindow): string {
   return `${present.sort().join(',')}|${filters.critical ?? ''}|${keyword}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}`;
 }
 
-/** At most this many shapes are kept per database handle; past it the cache starts over. */
 const MAX_SHAPES = 256;
 
 type Prepared = { execute(values: Record<string, unknown>): Promise<ReviewRow[]> };
@@ -228,7 +222,6 @@ export function listReviews(
   }, page);
 }
 
-/** One review of the brand by its public id; undefined when missing or of another brand. */
 export async function findReview(db: Db, brand: ReviewBrand, reviewId: string) {
   if (!isPublicCode(reviewId)) return undefined;
   const [row] = await db
