@@ -24,6 +24,7 @@ export type DatabaseHandle = {
 };
 
 const CONTROL_CONNECTIONS = 2;
+/** close(): running statements get CLOSE_GRACE_MS, and close() resolves by CLOSE_BOUND_MS even if cutting hangs. */
 const CLOSE_GRACE_MS = 1_000;
 const CLOSE_BOUND_MS = 2_000;
 
@@ -56,13 +57,8 @@ export type OpenOptions =
       /** Connecting gives up after this long; 30 s (postgres.js's default) if unset. */
       connectTimeoutMs?: number;
     }
-  /** PGlite in process; `loadDataDir` starts from a dump (a tarball's bytes, or a Blob, gzip if its type says so). */
-  | {
-      url?: undefined;
-      loadDataDir?: Blob | Uint8Array;
-      /** A directory for the cluster's files, so they live in the OS page cache, not the process's memory. */
-      dataDir?: string;
-    };
+  /** PGlite in memory; `loadDataDir` starts from a dump (a tarball's bytes, or a Blob, gzip if its type says so). */
+  | { url?: undefined; loadDataDir?: Blob | Uint8Array };
 
 // Each driver is loaded only when a database of its kind is opened: a process uses one of the two.
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
@@ -119,7 +115,6 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   ]);
   const dump = 'loadDataDir' in options ? options.loadDataDir : undefined;
   const client = new PGlite({
-    dataDir: 'dataDir' in options ? options.dataDir : undefined,
     extensions: { pg_trgm },
     loadDataDir: dump instanceof Uint8Array ? new BytesBlob(dump) : dump,
     startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],

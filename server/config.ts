@@ -25,14 +25,15 @@ function isProxy(entry: string): boolean {
 
 export const configSchema = z
   .object({
+    // Each variable is described in docs/operations.md; the bounds between them are checked below (D-20,
+    // D-21, D-23). Replicas: D-23; metrics and tracing: D-22; TRUST_PROXY: D-14.
     DATABASE_URL: optional(url(/^postgres(ql)?$/)),
-    /** D-23: read replicas of DATABASE_URL, comma-separated; request reads go to them. */
     DATABASE_REPLICA_URLS: z.preprocess(
       (value) =>
         typeof value === 'string'
           ? value
-              .split(',')
-              .map((part) => part.trim())
+              .trim()
+              .split(/\s*,\s*/)
               .filter(Boolean)
           : value,
       z
@@ -40,9 +41,7 @@ export const configSchema = z
         .optional()
         .default([]),
     ),
-    /** D-23: a replica further behind the primary than this is not read from until it catches up. */
     DATABASE_REPLICA_MAX_LAG_MS: integer(100, 600_000, 5_000),
-    /** D-23: how often each replica is probed (standby, lag); below the lag bound (checked below). */
     DATABASE_REPLICA_CHECK_MS: integer(50, 60_000, 1_000),
     REDIS_URL: optional(url(/^rediss?$/)),
     UPSTASH_REDIS_REST_URL: optional(url(/^https?$/)),
@@ -54,34 +53,20 @@ export const configSchema = z
       z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional().default('info'),
     ),
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
-    /** D-20: a request not answered by then gets the 500 envelope. */
     REQUEST_DEADLINE_MS: integer(100, 600_000, 10_000),
-    /** D-20: PostgreSQL cuts a statement off after this long (statement_timeout); below the deadline (checked below). */
     DB_STATEMENT_TIMEOUT_MS: optional(whole()),
-    /** D-21: PostgreSQL's lock_timeout, so a locked table answers fast; at most the statement timeout. */
     DB_LOCK_TIMEOUT_MS: optional(whole()),
-    /** D-20: connecting to PostgreSQL gives up after this long. */
     DB_CONNECT_TIMEOUT_MS: integer(100, 60_000, 3_000),
-    /** D-21: connections of the request pool (the directories and /readyz have two of their own). */
     DB_POOL_SIZE: integer(1, 1_000, 10),
-    /** D-21: how long a call waits for a pool connection before the 500 with Retry-After. */
     DB_POOL_WAIT_MS: optional(whole()),
-    /** D-20: SIGTERM: the whole shutdown takes at most this, so calls in flight are answered and stores close. */
     DRAIN_TIMEOUT_MS: optional(whole()),
-    /** D-21: connections open at once in this process; more are closed as they arrive. */
     MAX_CONNECTIONS: integer(1, 1_000_000, 4_000),
-    /** D-21: a request whose headers have not all arrived this long after it began is closed. */
     HEADERS_TIMEOUT_MS: integer(1_000, 600_000, 10_000),
-    /** D-21: an idle keep-alive connection is closed after this long (above load balancers' 60 s). */
     KEEP_ALIVE_TIMEOUT_MS: integer(1_000, 600_000, 65_000),
-    /** D-21: a connection whose response moved no byte for this long (a client that does not read) is destroyed. */
     SEND_TIMEOUT_MS: integer(1_000, 600_000, 30_000),
-    /** D-22: Prometheus metrics at GET /metrics on a listener of its own (METRICS_HOST, by default HOST). */
     METRICS_PORT: optional(whole().pipe(z.number().int().min(0).max(65535))),
     METRICS_HOST: optional(z.string()),
-    /** D-22: OpenTelemetry spans are exported over OTLP/HTTP to this base URL (`/v1/traces`); off unless set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: optional(url(/^https?$/)),
-    /** express "trust proxy": a hop count or addresses and subnets; behind a balancer it must be set (D-14). */
     TRUST_PROXY: z.preprocess(
       emptyAsUndefined,
       z
