@@ -5,7 +5,7 @@ import { DrizzleQueryError } from 'drizzle-orm';
 
 type DriverError = Error & { code?: unknown; address?: unknown; port?: unknown; severity?: unknown };
 
-const CONNECT_CODES: Record<string, string> = {
+export const CONNECT_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ENOTFOUND: 'no such host',
   EAI_AGAIN: 'the host name could not be resolved now',

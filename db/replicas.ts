@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { DatabaseHandle } from './client';
+import { CONNECT_CODES } from './failure';
 
 export type Replica = { index: number; handle: DatabaseHandle; usable: boolean };
 
@@ -93,21 +94,8 @@ export class Replicas {
   }
 }
 
-/** Error codes of Node's sockets and of postgres.js for a connection that failed or went away. */
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  'CONNECT_TIMEOUT',
-]);
+/** Socket and postgres.js codes of a connection that failed or went away. */
+const CONNECTION_CODES = new Set([...Object.keys(CONNECT_CODES), 'EPIPE']);
 
 /** D-23: `lost` (unreachable or going away) and `conflict` (cancelled by replay) rerun on the primary. */
 export function replicaFailureIn(error: unknown): 'lost' | 'conflict' | undefined {
