@@ -114,11 +114,9 @@ async function build(tx: Transaction, options: BuildOptions): Promise<AggregateR
     const reviewRows = await tx.$count(reviewStatsDaily);
     const salesRows = await tx.$count(salesDaily);
     written = { writtenRows: reviewRows + salesRows, reviewRows, salesRows };
+    // Planner statistics for what was rewritten (no autovacuum here); an incremental build leaves it to compact.
+    await tx.execute(sql`ANALYZE ${reviewStatsDaily}, ${salesDaily}`);
   }
-
-  // Planner statistics for what was rewritten (no autovacuum here); an incremental build leaves it to compact.
-  if (!incremental) await tx.execute(sql`ANALYZE ${reviewStatsDaily}, ${salesDaily}`);
-
   const kind = incremental ? 'incremental' : 'full';
   await tx.insert(aggregateRuns).values({ throughDay, startedAt, finishedAt: new Date(), kind });
   return { throughDay, kind, ...written };

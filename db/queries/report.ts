@@ -6,7 +6,6 @@ import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { literalLimit } from './pagination';
 
-
 export type ReportFilters = {
   from: string;
   to: string;

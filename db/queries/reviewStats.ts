@@ -1,4 +1,4 @@
-import { asc, desc, type SQLWrapper, sql } from 'drizzle-orm';
+import { asc, desc, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { reviewStatsDaily, shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
@@ -22,25 +22,15 @@ export type ReviewStatsFilters = {
 
 const daily = reviewStatsDaily;
 
-function totalsOf(counts: {
-  reviewCount: SQLWrapper;
-  replyCount: SQLWrapper;
-  ratingOne: SQLWrapper;
-  ratingTwo: SQLWrapper;
-  ratingThree: SQLWrapper;
-  ratingFour: SQLWrapper;
-  ratingFive: SQLWrapper;
-}) {
-  return {
-    review_count: sumOf(counts.reviewCount),
-    reply_count: sumOf(counts.replyCount),
-    one: sumOf(counts.ratingOne),
-    two: sumOf(counts.ratingTwo),
-    three: sumOf(counts.ratingThree),
-    four: sumOf(counts.ratingFour),
-    five: sumOf(counts.ratingFive),
-  };
-}
+const dailyTotals = () => ({
+  review_count: sumOf(daily.reviewCount),
+  reply_count: sumOf(daily.replyCount),
+  one: sumOf(daily.ratingOne),
+  two: sumOf(daily.ratingTwo),
+  three: sumOf(daily.ratingThree),
+  four: sumOf(daily.ratingFour),
+  five: sumOf(daily.ratingFive),
+});
 
 /** Statistics of the brand for the range, grouped per `group_by`, ordered as documented with D-9's tie-break. */
 export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsFilters, page: PageRequest) {
@@ -69,7 +59,7 @@ function byDate(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
   return db
     .select({
       ...groupingKeys({ date: day, platform_shop_id: NONE, shop_name: NONE, platform: NONE }, ['date']),
-      ...totalsOf(daily),
+      ...dailyTotals(),
     })
     .from(daily)
     .where(reportConditions(daily, brand, filters))

@@ -26,8 +26,7 @@ const daily = salesDaily;
 export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
-    const query = salesQuery(db, brand, filters).limit(literalLimit(limit)).offset(offset);
-    const rows = await query;
+    const rows = await salesQuery(db, brand, filters).limit(literalLimit(limit)).offset(offset);
     return rows.map((row) => ({
       group_by,
       date: row.date,
@@ -46,11 +45,9 @@ export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page
 
 /** The sales query of a group_by, unpaged and unexecuted; exported so tests can EXPLAIN what the API runs. */
 export function salesQuery(db: Db, brand: BrandScope, filters: SalesFilters) {
-  return readsDays(filters.group_by) ? byDay(db, brand, filters) : byShop(db, brand, filters);
-}
-
-function readsDays(groupBy: SalesGroupBy) {
-  return groupBy === 'date' || groupBy === 'week';
+  return filters.group_by === 'date' || filters.group_by === 'week'
+    ? byDay(db, brand, filters)
+    : byShop(db, brand, filters);
 }
 
 const SHOP_KEYS = { platform_shop_id: NONE, shop_name: NONE, platform: NONE, user_code: NONE, user_name: NONE };
