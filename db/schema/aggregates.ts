@@ -1,7 +1,7 @@
 import { bigint, date, foreignKey, index, integer, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { brandRef } from './brands';
 import { instant } from './columns';
-import { shops } from './shops';
+import { shopRef, shops } from './shops';
 
 /**
  * The daily aggregate (D-6): one row per (shop, KST day) with a review, before today. `running*` are prefix
@@ -10,13 +10,9 @@ import { shops } from './shops';
 export const reviewStatsDaily = pgTable(
   'review_stats_daily',
   {
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    shopId: shopRef(),
     day: date('day', { mode: 'string' }).notNull(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     reviewCount: integer('review_count').notNull(),
     replyCount: integer('reply_count').notNull(),
     ratingOne: integer('rating_one').notNull(),
@@ -48,13 +44,9 @@ export const reviewStatsDaily = pgTable(
 export const salesDaily = pgTable(
   'sales_daily',
   {
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    shopId: shopRef(),
     day: date('day', { mode: 'string' }).notNull(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     salesAmount: bigint('sales_amount', { mode: 'number' }).notNull(),
     runningRows: integer('running_rows').notNull(),
     runningSalesAmount: bigint('running_sales_amount', { mode: 'number' }).notNull(),

@@ -12,19 +12,17 @@ import {
   text,
   unique,
 } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { brandRef } from './brands';
 import { createdAt, instant } from './columns';
 import { managers } from './managers';
-import { shops } from './shops';
+import { shopRef, shops } from './shops';
 
 /** A phone number verified for a brand; `manager_id` null: it belongs to no administrator. */
 export const alertNumbers = pgTable(
   'alert_numbers',
   {
     id: serial('id').primaryKey(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     phoneNumber: text('phone_number').notNull(),
     managerId: integer('manager_id').references(() => managers.id),
     verifiedAt: instant('verified_at').notNull().defaultNow(),
@@ -50,12 +48,8 @@ export const alertNumbers = pgTable(
 export const shopAlertNumbers = pgTable(
   'shop_alert_numbers',
   {
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    brandId: brandRef(),
+    shopId: shopRef(),
     alertNumberId: integer('alert_number_id')
       .notNull()
       .references(() => alertNumbers.id),

@@ -1,17 +1,15 @@
 import { foreignKey, index, integer, pgTable, primaryKey, serial, text, unique } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { brandRef } from './brands';
 import { createdAt } from './columns';
 import { managerRoleEnum } from './enums';
-import { shops } from './shops';
+import { shopRef, shops } from './shops';
 
 /** A head-office administrator of a brand. Not a shop owner; being assigned does not mean receiving alerts. */
 export const managers = pgTable(
   'managers',
   {
     id: serial('id').primaryKey(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     displayName: text('display_name').notNull(),
     /** null is a real value: an administrator without a role (partner guide § List shops of a brand). */
     role: managerRoleEnum('role'),
@@ -24,12 +22,8 @@ export const managers = pgTable(
 export const shopManagers = pgTable(
   'shop_managers',
   {
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    brandId: brandRef(),
+    shopId: shopRef(),
     managerId: integer('manager_id')
       .notNull()
       .references(() => managers.id),

@@ -6,17 +6,16 @@ import {
   doublePrecision,
   foreignKey,
   index,
-  integer,
   pgTable,
   smallint,
   text,
   timestamp,
   unique,
 } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { brandRef } from './brands';
 import { createdAt, instant } from './columns';
 import { replyStateEnum } from './enums';
-import { shops } from './shops';
+import { shopRef, shops } from './shops';
 
 /**
  * A collected review. The rules of D-7 that depend only on the row (`star_bucket`, `is_replied`,
@@ -29,12 +28,8 @@ export const reviews = pgTable(
     /** Public id; fixed-width so that text order equals age order (D-9 tie-break). */
     reviewCode: text('review_code').notNull(),
     /** Denormalised from the shop so that tenancy is in every index (the brand is every query's scope). */
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    brandId: brandRef(),
+    shopId: shopRef(),
     /** Whole seconds, as the API writes `date`, so what partners see is what is ordered by (D-9). */
     writtenAt: timestamp('written_at', { withTimezone: true, mode: 'date', precision: 0 }).notNull(),
     content: text('content').notNull().default(''),
