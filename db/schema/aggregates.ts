@@ -1,7 +1,7 @@
-import { bigint, date, foreignKey, index, integer, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
+import { bigint, date, index, integer, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
 import { brandRef } from './brands';
 import { instant } from './columns';
-import { shopRef, shops } from './shops';
+import { brandShopFk, shopRef } from './shops';
 
 /**
  * The daily aggregate (D-6): one row per (shop, KST day) with a review, before today. `running*` are prefix
@@ -32,11 +32,7 @@ export const reviewStatsDaily = pgTable(
   (t) => [
     primaryKey({ columns: [t.shopId, t.day] }),
     index('review_stats_daily_brand_day_idx').on(t.brandId, t.day),
-    foreignKey({
-      name: 'review_stats_daily_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('review_stats_daily', t),
   ],
 );
 
@@ -54,11 +50,7 @@ export const salesDaily = pgTable(
   (t) => [
     primaryKey({ columns: [t.shopId, t.day] }),
     index('sales_daily_brand_day_idx').on(t.brandId, t.day),
-    foreignKey({
-      name: 'sales_daily_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('sales_daily', t),
   ],
 );
 

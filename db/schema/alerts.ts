@@ -15,7 +15,7 @@ import {
 import { brandRef } from './brands';
 import { createdAt, instant } from './columns';
 import { managers } from './managers';
-import { shopRef, shops } from './shops';
+import { brandShopFk, shopRef } from './shops';
 
 /** A phone number verified for a brand; `manager_id` null: it belongs to no administrator. */
 export const alertNumbers = pgTable(
@@ -63,11 +63,7 @@ export const shopAlertNumbers = pgTable(
     unique('shop_alert_numbers_slot_uq').on(t.shopId, t.slot),
     check('shop_alert_numbers_slot_range', sql`${t.slot} BETWEEN 1 AND 3`),
     index('shop_alert_numbers_number_idx').on(t.alertNumberId),
-    foreignKey({
-      name: 'shop_alert_numbers_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('shop_alert_numbers', t),
     foreignKey({
       name: 'shop_alert_numbers_brand_number_fk',
       columns: [t.brandId, t.alertNumberId],

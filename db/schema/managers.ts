@@ -2,7 +2,7 @@ import { foreignKey, index, integer, pgTable, primaryKey, serial, text, unique }
 import { brandRef } from './brands';
 import { createdAt } from './columns';
 import { managerRoleEnum } from './enums';
-import { shopRef, shops } from './shops';
+import { brandShopFk, shopRef } from './shops';
 
 /** A head-office administrator of a brand. Not a shop owner; being assigned does not mean receiving alerts. */
 export const managers = pgTable(
@@ -32,11 +32,7 @@ export const shopManagers = pgTable(
   (t) => [
     primaryKey({ columns: [t.shopId, t.managerId] }),
     index('shop_managers_manager_idx').on(t.managerId),
-    foreignKey({
-      name: 'shop_managers_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('shop_managers', t),
     foreignKey({
       name: 'shop_managers_brand_manager_fk',
       columns: [t.brandId, t.managerId],

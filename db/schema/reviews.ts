@@ -4,7 +4,6 @@ import {
   boolean,
   check,
   doublePrecision,
-  foreignKey,
   index,
   pgTable,
   smallint,
@@ -15,7 +14,7 @@ import {
 import { brandRef } from './brands';
 import { createdAt, instant } from './columns';
 import { replyStateEnum } from './enums';
-import { shopRef, shops } from './shops';
+import { brandShopFk, shopRef } from './shops';
 
 /**
  * A collected review. The rules of D-7 that depend only on the row (`star_bucket`, `is_replied`,
@@ -55,12 +54,7 @@ export const reviews = pgTable(
   },
   (t) => [
     unique('reviews_code_uq').on(t.reviewCode),
-    // Tenancy in the keys: the denormalised brand must be the shop's brand.
-    foreignKey({
-      name: 'reviews_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('reviews', t),
     // Ascending: drizzle-kit writes .desc() as DESC NULLS LAST, which ORDER BY … DESC cannot use.
     index('reviews_brand_written_idx').on(t.brandId, t.writtenAt, t.reviewCode),
     index('reviews_shop_written_idx').on(t.shopId, t.writtenAt, t.reviewCode),

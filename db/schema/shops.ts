@@ -1,4 +1,4 @@
-import { foreignKey, index, integer, pgTable, serial, text, unique } from 'drizzle-orm/pg-core';
+import { foreignKey, index, integer, type PgColumn, pgTable, serial, text, unique } from 'drizzle-orm/pg-core';
 import { brandRef } from './brands';
 import { createdAt, instant } from './columns';
 import { platformEnum, shopStatusEnum } from './enums';
@@ -41,3 +41,11 @@ export const shopRef = () =>
   integer('shop_id')
     .notNull()
     .references(() => shops.id);
+
+/** A row that denormalises the brand refers to (brand_id, shop_id), so its brand must be the shop's. */
+export const brandShopFk = (table: string, t: { brandId: PgColumn; shopId: PgColumn }) =>
+  foreignKey({
+    name: `${table}_brand_shop_fk`,
+    columns: [t.brandId, t.shopId],
+    foreignColumns: [shops.brandId, shops.id],
+  });
