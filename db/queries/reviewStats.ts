@@ -4,7 +4,7 @@ import { reviewStatsDaily, shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
+import { groupingKeys, NONE, type ReportFilters, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Review statistics (partner guide § Review statistics), read only from the daily aggregate (D-6).
 
@@ -12,13 +12,7 @@ export const REVIEW_STATS_GROUP_BY = ['date', 'shop', 'platform'] as const;
 export type ReviewStatsGroupBy = (typeof REVIEW_STATS_GROUP_BY)[number];
 type Platform = (typeof platformEnum.enumValues)[number];
 
-export type ReviewStatsFilters = {
-  from: string;
-  to: string;
-  group_by: ReviewStatsGroupBy;
-  platform?: Platform | undefined;
-  platform_shop_id?: string | undefined;
-};
+export type ReviewStatsFilters = ReportFilters & { group_by: ReviewStatsGroupBy };
 
 const daily = reviewStatsDaily;
 

@@ -4,7 +4,7 @@ import { mondayOfDay } from '../kst';
 import { brandUsers, type SALES_PLATFORMS, salesDaily, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
+import { groupingKeys, NONE, type ReportFilters, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Sales (partner guide § Sales), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -12,13 +12,7 @@ export const SALES_GROUP_BY = ['shop', 'platform', 'user', 'date', 'week'] as co
 export type SalesGroupBy = (typeof SALES_GROUP_BY)[number];
 type SalesPlatform = (typeof SALES_PLATFORMS)[number];
 
-export type SalesFilters = {
-  from: string;
-  to: string;
-  group_by: SalesGroupBy;
-  platform?: SalesPlatform | undefined;
-  platform_shop_id?: string | undefined;
-};
+export type SalesFilters = ReportFilters & { group_by: SalesGroupBy; platform?: SalesPlatform | undefined };
 
 const daily = salesDaily;
 
