@@ -12,18 +12,12 @@ import {
   shops,
 } from './schema';
 
-// The rows of the daily aggregate (D-6): every day before today anew (full), or only the days the change
-// log names (incremental). Both write the same rows for the same data; db/aggregate.ts decides which runs.
+// The rows of the daily aggregate (D-6), in full or from the change log; both write the same rows.
 
 export type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0];
 type AggregateTable = typeof reviewStatsDaily | typeof salesDaily;
 
-/**
- * What an incremental build works on, in temporary tables of its transaction. `claimedShops`: every shop
- * with a change and the first day it changed, or null when every day of it did (a shop whose brand,
- * platform or link changed, or that enters the aggregate because its link time passed). `claimedDays`:
- * the changed days of the other shops.
- */
+/** An incremental build's temporary tables: claimed shops (from_day null = the whole shop) and their changed days. */
 const claimed = pgTable('aggregate_claimed', {
   shopId: integer('shop_id').notNull(),
   day: date('day', { mode: 'string' }),
@@ -37,22 +31,15 @@ const claimedDays = pgTable('aggregate_claimed_days', {
   day: date('day', { mode: 'string' }).notNull(),
 });
 
-/** The days a build covers: before `today` (D-6), of shops linked before its start (D-6 too). */
+/** The days a build covers: before `today`, of shops linked before its start (D-6). */
 export type Cover = { today: string };
 
-/** Which source rows a per-day select reads: all of them, the claimed days, or the claimed whole shops. */
 type Source = 'all' | 'days' | 'shops';
-
-// ---------------------------------------------------------------------------------------------------------
-// Per-day rows, named as the aggregate table's columns.
 
 const countWhere = (name: string, condition: SQL) => sql<number>`(count(*) FILTER (WHERE ${condition}))::int`.as(name);
 const inBucket = (name: string, bucket: number) => countWhere(name, sql`${reviews.starBucket} = ${bucket}`);
 
-/**
- * The counts of a set of reviews, named as the aggregate's columns. reply_count is the reply state now
- * (D-6); the star buckets are the generated `star_bucket` (rounded down, 0.5 as 1, unrated = 0 in none).
- */
+/** Counts named as the aggregate's columns; reply_count is the reply state now (D-6). */
 const reviewCounts = () => ({
   reviewCount: sql<number>`count(*)::int`.as('review_count'),
   replyCount: countWhere('reply_count', sql`${reviews.isReplied}`),
@@ -63,7 +50,6 @@ const reviewCounts = () => ({
   ratingFive: inBucket('rating_five', 5),
 });
 
-/** One row per (shop, KST day) with at least one review: of every shop, or of the claimed whole shops. */
 function reviewsPerDay(tx: Transaction, cover: Cover, source: Exclude<Source, 'days'>) {
   const todayStart = kstDayStart(cover.today);
   const day = kstDayOf(reviews.writtenAt);
@@ -77,12 +63,7 @@ function reviewsPerDay(tx: Transaction, cover: Cover, source: Exclude<Source, 'd
     .groupBy(reviews.shopId, shops.brandId, day);
 }
 
-/**
- * The rows of the claimed days, each counted by its own read of the day's range of instants on the
- * (shop_id, written_at) index. A lateral aggregate on purpose: as a join, the planner misjudged how many
- * reviews a range of one day holds and hashed every review of the table instead (3 s at 1M reviews for a
- * hundred days, against milliseconds).
- */
+/** The claimed days, each counted on the (shop_id, written_at) index: as a join, the planner hashed every review. */
 function reviewsOnClaimedDays(tx: Transaction, cover: Cover): SQL {
   const todayStart = kstDayStart(cover.today);
   const counts = reviewCounts();
@@ -105,10 +86,7 @@ function reviewsOnClaimedDays(tx: Transaction, cover: Cover): SQL {
     WHERE ${shops.linkedAt} < ${todayStart.toISOString()}::timestamptz AND counted.review_count > 0`;
 }
 
-/**
- * One row per (shop, KST day) with a snapshot; snapshots are already one per shop and day. Only the sales
- * platforms of partner guide § Sales count, so every sales group_by covers the same rows.
- */
+/** Only the sales platforms of partner guide § Sales count, so every sales group_by covers the same rows. */
 function salesPerDay(tx: Transaction, cover: Cover, source: Source) {
   const query = tx
     .select({
@@ -129,11 +107,7 @@ function salesPerDay(tx: Transaction, cover: Cover, source: Source) {
   );
 }
 
-/**
- * `query` joined to the claimed days or whole shops, or as it is for `all`. The joined tables add no
- * selected column, so the query keeps its type (drizzle types a join as a new selection shape; the cast says
- * only that).
- */
+/** `query` joined to the claimed days or whole shops; the joins select nothing, so the cast keeps its type. */
 function fromSource<T extends PgSelect>(
   query: T,
   source: Source,
@@ -155,26 +129,13 @@ function perDayOf(tx: Transaction, table: AggregateTable, cover: Cover, source: 
   return source === 'days' ? reviewsOnClaimedDays(tx, cover) : reviewsPerDay(tx, cover, source);
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Running totals
-
 const names = (table: AggregateTable) => Object.values(getTableColumns(table)).map(({ name }) => name);
 const dayColumns = (table: AggregateTable) => names(table).filter((name) => !name.startsWith('running_'));
 
 /**
- * The rows of one aggregate table from `rows` (one per shop and day, named as the table's per-day columns),
- * with its running totals per shop in day order, this day included (read by db/queries/report.ts):
- * `running_rows` numbers the shop's rows, and every other `running_x` column sums column `x`. `base`
- * (optional, one row per shop, named as the running columns) holds what precedes `rows` of a shop: its
- * totals are added. The select list follows the table's columns, so it lines up with the INSERT's.
- *
- * `rows` is a MATERIALIZED CTE on purpose: inlined, PostgreSQL grouped a million reviews by sorting them
- * (to feed the window's order, under an estimate of a million groups) instead of hashing them and sorting
- * the ~38,000 groups, ~40 % slower at 1M reviews.
- *
- * The rows come in the order of the (brand_id, day) index, which group_by=date and week read: a day's
- * rows of every shop then share a few pages instead of one page each (at 1M, the first page of
- * review-stats by date about twice as fast). The running-total reads probe two rows per shop whatever the order.
+ * `rows` with running totals per shop in day order (`running_rows` numbers, `running_x` sums `x`), plus
+ * `base`'s totals when given. MATERIALIZED: inlined, PostgreSQL sorted every review instead of hashing them.
+ * Rows go in (brand_id, day) index order, so a day's rows share pages for group_by=date and week.
  */
 function withRunningTotals(table: AggregateTable, rows: SQLWrapper, base?: SQLWrapper): SQL {
   const columns = names(table).map((name) => {
@@ -192,10 +153,6 @@ function withRunningTotals(table: AggregateTable, rows: SQLWrapper, base?: SQLWr
     ORDER BY per_day.brand_id, per_day.day, per_day.shop_id`;
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Builds
-
-/** Deletes and re-inserts both tables for every day of `cover`; empties the change log of those days. */
 export async function writeAll(tx: Transaction, cover: Cover): Promise<void> {
   await claimChanges(tx, cover);
   for (const table of [reviewStatsDaily, salesDaily]) {
@@ -204,12 +161,7 @@ export async function writeAll(tx: Transaction, cover: Cover): Promise<void> {
   }
 }
 
-/**
- * Rewrites only what the change log (and the shops whose link time passed since the previous build's
- * day, `enteringFrom`) names: per shop, every row from its first changed day on, since their running totals
- * follow. Changed days are read from the sources; the other rows of that span are the table's own, and the
- * totals start from the shop's last row before the span. Returns the rows written.
- */
+/** Rewrites, per claimed shop, every row from its first changed day on; returns the rows written. */
 export async function writeChanged(tx: Transaction, cover: Cover, enteringFrom: Date): Promise<number> {
   await claimChanges(tx, cover, enteringFrom);
   let written = 0;
@@ -238,17 +190,14 @@ export async function writeChanged(tx: Transaction, cover: Cover, enteringFrom: 
   return written;
 }
 
-/** Rows a statement wrote, from either driver's result. */
 function affected(result: unknown): number {
   const { count, affectedRows } = result as { count?: number; affectedRows?: number };
   return count ?? affectedRows ?? 0;
 }
 
 /**
- * Takes the change log's rows of the covered days out, in this transaction: a write that commits after
- * this statement keeps its row for the next build, and one whose row is taken is visible to every later
- * statement of the build (its row and its data committed together). Days from today on stay for the builds
- * that cover them. With `enteringFrom`, also fills the temporary tables the incremental build reads.
+ * Takes the covered days' change-log rows in this transaction, so a write committing later keeps its row
+ * for the next build; with `enteringFrom`, also fills the incremental build's temporary tables.
  */
 async function claimChanges(tx: Transaction, cover: Cover, enteringFrom?: Date): Promise<void> {
   const covered = sql`${aggregateChanges.day} IS NULL OR ${aggregateChanges.day} < ${cover.today}`;

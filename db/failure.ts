@@ -2,14 +2,10 @@ import { inspect } from 'node:util';
 import { DrizzleQueryError } from 'drizzle-orm';
 
 // A database failure as one line an operator can act on: what failed, where, which database and why.
-// drizzle wraps the driver's error (DrizzleQueryError: "Failed query: …", the statement, not the cause);
-// the cause is postgres.js's: a socket error (ECONNREFUSED, ENOTFOUND, …), a connection error of its own
-// (CONNECT_TIMEOUT, CONNECTION_CLOSED, …) or the server's answer (a PostgresError with its SQLSTATE).
 
 type DriverError = Error & { code?: unknown; address?: unknown; port?: unknown; severity?: unknown };
 
-/** Socket and postgres.js connection codes, in words. */
-const CONNECT_CODES: Record<string, string> = {
+export const CONNECT_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
   ENOTFOUND: 'no such host',
   EAI_AGAIN: 'the host name could not be resolved now',
@@ -30,11 +26,7 @@ const CONNECT_STATES = /^(08|28|3D|57P)/;
 /** postgres.js's own connection codes: no other client raises them. */
 const POSTGRES_JS_CODES = /^(CONNECT_TIMEOUT|CONNECTION_(CLOSED|ENDED|DESTROYED))$/;
 
-/**
- * The driver's error in a chain of causes: the server's answer (it has a severity), a connection error of
- * postgres.js, or any coded error a drizzle query failed with (a socket's ECONNREFUSED, say). A socket
- * error outside a query (Redis refusing, a file missing) is not the database's.
- */
+/** The driver's error in a chain of causes; a socket error outside a drizzle query is not the database's. */
 function driverError(error: unknown): DriverError | undefined {
   let wrapped = false;
   for (let current = error, depth = 0; current instanceof Error && depth < 10; depth++) {
@@ -48,7 +40,6 @@ function driverError(error: unknown): DriverError | undefined {
   return undefined;
 }
 
-/** Host:port and the database name of a PostgreSQL URL; never its user or password. */
 function target(url: string | undefined) {
   try {
     const parsed = new URL(url ?? '');
@@ -63,10 +54,7 @@ function target(url: string | undefined) {
   }
 }
 
-/**
- * One line naming what failed, where, which database and the driver's cause, for a failure of the
- * database at `url`; undefined when the error carries no driver error (then it is not the database's).
- */
+/** One line for a failure of the database at `url`; undefined when it is not the database's. */
 export function describeDatabaseFailure(error: unknown, url: string | undefined): string | undefined {
   const cause = driverError(error);
   if (!cause) return undefined;
@@ -96,10 +84,6 @@ export function describeDatabaseFailure(error: unknown, url: string | undefined)
   return `${where}: ${cause.message} (${code})`;
 }
 
-/**
- * What a command prints when it fails: the database failure's line, else the error's message; with
- * `verbose`, the whole error, its stack and causes, after it.
- */
 export function failureLines(error: unknown, url: string | undefined, verbose: boolean): string {
   const line = describeDatabaseFailure(error, url) ?? (error instanceof Error ? error.message : String(error));
   return verbose ? `${line}\n${inspect(error, { depth: 5 })}\n` : `${line}\n`;

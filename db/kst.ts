@@ -1,13 +1,10 @@
 import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 
-// All calendar logic of the service in KST (Asia/Seoul, UTC+9, no DST since 1988; D-5), in one place.
-// Days are `YYYY-MM-DD` strings; timestamps are written `YYYY-MM-DDTHH:mm:ss+09:00`. The SQL side of the
-// same rules (day of an instant, Monday of a day) is at the end of this file.
+// All calendar logic in KST (UTC+9, no DST since 1988; D-5): days are `YYYY-MM-DD`, the SQL side at the end.
 
 const KST_OFFSET_MS = 9 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The KST calendar day of an instant. */
 export function kstDay(instant: Date): string {
   return new Date(instant.getTime() + KST_OFFSET_MS).toISOString().slice(0, 10);
 }
@@ -17,12 +14,10 @@ export function kstToday(now: Date = new Date()): string {
   return kstDay(now);
 }
 
-/** The instant a KST day starts (00:00:00+09:00). */
 export function kstDayStart(day: string): Date {
   return new Date(Date.parse(`${day}T00:00:00+09:00`));
 }
 
-/** `day` shifted by `days` calendar days. */
 export function addDays(day: string, days: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 }
@@ -45,10 +40,8 @@ export function isCalendarDay(text: string): boolean {
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === text;
 }
 
-// The same rules in SQL, for the aggregate and its reads. They give the same answers on PGlite and
-// PostgreSQL whatever the session's time zone; both drivers return a `date` as `YYYY-MM-DD` text.
+// The same rules in SQL; they answer the same on PGlite and PostgreSQL whatever the session's time zone.
 
-/** SQL: the KST calendar day (a `date`) of a timestamptz expression, as kstDay. */
 export function kstDayOf(instant: SQLWrapper): SQL<string> {
   return sql<string>`(${instant} AT TIME ZONE 'Asia/Seoul')::date`;
 }
@@ -56,27 +49,17 @@ export function kstDayOf(instant: SQLWrapper): SQL<string> {
 /** to_char's pattern of kstTimestamp's text. The colons are quoted: pgbench reads `:MI` as a variable. */
 const KST_TIMESTAMP_FORMAT = sql.raw(`'YYYY-MM-DD"T"HH24":"MI":"SS"+09:00"'`);
 
-/**
- * SQL: the KST timestamp text of a timestamptz expression, as kstTimestamp (`2026-11-21T14:03:00+09:00`,
- * the fraction cut off); null for null. The lists read it formatted, so a page of rows is not parsed into
- * Dates by the driver and formatted again here. `Nullable`: `null` for a nullable column.
- */
+/** SQL: kstTimestamp's text of a timestamptz, formatted by the database so rows are not parsed into Dates. */
 export function kstTimestampOf<Nullable extends null = never>(instant: SQLWrapper): SQL<string | Nullable> {
   // A fixed +09:00, as the text says: 'Asia/Seoul' would also apply the zone's history (DST in 1987-88).
   return sql<string | Nullable>`to_char(${instant} AT TIME ZONE INTERVAL '+09:00', ${KST_TIMESTAMP_FORMAT})`;
 }
 
-/**
- * SQL: the Monday (a `date`) of the week of a `date` expression, as mondayOf (D-10). Integer
- * date arithmetic: the days since a known Monday (1970-01-05), modulo 7 and made non-negative, are the
- * days since the week's Monday; no time zone takes part. (extract(isodow …) computes in numeric, which
- * made sales by week over 366 days twice as slow at 1M reviews.)
- */
+/** SQL: the Monday of a `date`, as mondayOf (D-10), by integer date arithmetic (extract(isodow) is numeric, slow). */
 export function mondayOfDay(day: SQLWrapper): SQL<string> {
   return sql<string>`(${day} - (((${day} - DATE '1970-01-05') % 7 + 7) % 7))`;
 }
 
-/** SQL: the instant (a `timestamptz`) a KST day starts, of a `date` expression, as kstDayStart. */
 export function kstDayStartOf(day: SQLWrapper): SQL<Date> {
   return sql<Date>`((${day})::timestamp AT TIME ZONE 'Asia/Seoul')`;
 }

@@ -1,17 +1,11 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { DatabaseHandle } from './client';
+import { CONNECT_CODES } from './failure';
 
-/** One read replica: its handle (request pool and control client) and whether calls may read from it. */
 export type Replica = { index: number; handle: DatabaseHandle; usable: boolean };
 
-/**
- * The read replicas of D-23. A call reads all of its statements from one server: `pick()` gives a usable
- * replica in turn, or none (read the primary). Every `checkMs` a probe asks each replica, on its control
- * client, whether it is a standby that has replayed what the primary had written `maxLagMs` ago; one that
- * errors, does not answer within `checkMs`, or is further behind is not used until a probe finds it well,
- * and neither is one before its first good probe. A call that lost its connection to a replica takes it
- * out at once (`failed`).
- */
+/** The read replicas of D-23: `pick()` a usable one in turn, probed every `checkMs` against `maxLagMs`. */
 export class Replicas {
   readonly replicas: Replica[];
   /** The primary's WAL position, sampled each round, newest last: what a replica is judged against. */
@@ -31,30 +25,25 @@ export class Replicas {
     this.replicas = handles.map((handle, index) => ({ index, handle, usable: false }));
   }
 
-  /** Probes now, then every `checkMs` until closed. Resolves once the first round is done. */
   async start(): Promise<void> {
     await this.check();
     this.timer = setInterval(() => void this.check(), this.options.checkMs).unref();
   }
 
-  /** The replica a call reads from, in turn among the usable ones; undefined: read the primary. */
   pick(): Replica | undefined {
     const usable = this.replicas.filter((replica) => replica.usable);
     this.next = (this.next + 1) % Math.max(1, usable.length);
     return usable[this.next];
   }
 
-  /** A call lost its connection to `replica`: not used until a probe finds it well again. */
   failed(replica: Replica): void {
     this.set(replica, false, 'connection failed');
   }
 
-  /** How many replicas calls may read from now. */
   usable(): number {
     return this.replicas.filter((replica) => replica.usable).length;
   }
 
-  /** One round: the primary's position, then each replica against the position of `maxLagMs` ago. */
   async check(): Promise<void> {
     const now = performance.now();
     const asked = this.primary.control.execute(sql`SELECT pg_current_wal_lsn()::text AS position`);
@@ -63,7 +52,6 @@ export class Replicas {
       () => [],
     );
     if (row) this.written.push({ at: now, position: row.position });
-    // The newest sample at least maxLagMs old (or the oldest there is) is the bound; older ones go.
     const bound = this.written.findLastIndex((sample) => sample.at <= now - this.options.maxLagMs);
     this.written = this.written.slice(Math.max(0, bound));
     const reference = this.written[0]?.position;
@@ -86,7 +74,6 @@ export class Replicas {
     );
   }
 
-  /** Stops the probes and closes every replica's clients. */
   async close(): Promise<void> {
     clearInterval(this.timer);
     for (const replica of this.replicas) replica.usable = false;
@@ -98,40 +85,19 @@ export class Replicas {
     replica.usable = usable;
   }
 
-  private within<T>(work: Promise<T>): Promise<T> {
+  private async within<T>(work: Promise<T>): Promise<T> {
     const ms = this.options.checkMs;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    });
-    return Promise.race([work, late]).finally(() => clearTimeout(timer));
+    const late = delay(ms, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`no answer within ${ms} ms`)),
+    );
+    return Promise.race([work, late]);
   }
 }
 
-/** Error codes of Node's sockets and of postgres.js for a connection that failed or went away. */
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  'CONNECT_TIMEOUT',
-]);
+/** Socket and postgres.js codes of a connection that failed or went away. */
+const CONNECTION_CODES = new Set([...Object.keys(CONNECT_CODES), 'EPIPE']);
 
-/**
- * How a call's failure on a replica is answered (D-23). Reads are idempotent, so a call that failed for
- * the replica's sake runs once more on the primary:
- * - `lost`: the replica could not be reached or went away (a socket error, the 08 class, shutting down or
- *   starting up, out of connection slots); it is also not used until a probe finds it well;
- * - `conflict`: a hot standby cancelled the statement to replay the primary's changes (40001, 40P01).
- * Anything else (a timeout, a bad query) is the call's answer wherever it ran.
- */
+/** D-23: `lost` (unreachable or going away) and `conflict` (cancelled by replay) rerun on the primary. */
 export function replicaFailureIn(error: unknown): 'lost' | 'conflict' | undefined {
   for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 6; depth++) {
     const code = (current as { code?: unknown }).code;

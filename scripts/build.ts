@@ -4,11 +4,8 @@ import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { writeSnapshot } from '../server/demo';
 
-// `npm run build` (also run by `npm ci` through `prepare`): the server and its CLIs as plain JavaScript in
-// dist/, one output file per source file, so the layout (and every path a module resolves from its own
-// directory: db/migrations, docs/partner-guide.md) stays as in the source tree. Packages are not part of
-// the build: they load from node_modules as installed (D-24). Last, the embedded demo's migrated, empty
-// cluster (server/demo.ts), so a newcomer's first start skips PGlite's initdb (D-1).
+// `npm run build`: each source file to dist/ as plain JavaScript in the same layout, packages external
+// (D-24); last, the demo's migrated empty cluster (server/demo.ts, D-1).
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'dist');
@@ -24,8 +21,7 @@ async function sources(dir: string): Promise<string[]> {
     .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
-// The source imports its own modules without extensions (`../db/client`, `./routers`); Node's ES module
-// loader needs the file itself, so each relative import becomes the `.js` file it compiles to.
+// Node's ES loader needs the file itself: each extensionless relative import becomes its `.js` file.
 const relativeImportsAsJs: Plugin = {
   name: 'relative-imports-as-js',
   setup(context) {
@@ -46,7 +42,6 @@ async function main() {
     entryPoints,
     outdir: OUT,
     outbase: ROOT,
-    // Each file alone: its own imports stay imports (relative ones as .js, packages as they are).
     bundle: true,
     packages: 'external',
     plugins: [relativeImportsAsJs],

@@ -20,12 +20,8 @@ export function nextRunAt(now: Date): Date {
 }
 
 /**
- * Runs the daily aggregate (D-6) at start and then once a day shortly after KST midnight, in every mode:
- * each instance schedules it, one of them builds (runDailyAggregate: try-lock, skip when yesterday is
- * covered). A run that found another run under way, or failed, retries every RETRY_MS until yesterday is
- * covered, so a missed midnight (deploy, outage, a long CLI run) costs minutes, not a day. The timer never
- * keeps the process alive; `stop` cancels it and waits for a run in progress, so the database can be
- * closed after it (shutdown, D-17).
+ * Runs the daily aggregate (D-6) at start and shortly after each KST midnight; a run that did not cover
+ * yesterday retries every RETRY_MS. `stop` cancels the timer and waits for a run in progress (D-17).
  */
 export function scheduleDailyAggregate(deps: Deps): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;

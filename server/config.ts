@@ -5,17 +5,9 @@ import { z } from 'zod';
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUndefined, schema.optional());
+const whole = () => z.string().regex(/^\d+$/, 'must be a whole number').transform(Number);
 const integer = (min: number, max: number, fallback: number) =>
-  z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .regex(/^\d+$/, 'must be a whole number')
-      .transform(Number)
-      .pipe(z.number().int().min(min).max(max))
-      .optional()
-      .default(fallback),
-  );
+  z.preprocess(emptyAsUndefined, whole().pipe(z.number().int().min(min).max(max)).optional().default(fallback));
 const url = (protocols: RegExp) =>
   z.url({ protocol: protocols, error: `must be a URL (${protocols.source.replaceAll('^', '').replaceAll('$', '')})` });
 
@@ -33,14 +25,15 @@ function isProxy(entry: string): boolean {
 
 export const configSchema = z
   .object({
+    // Each variable is described in docs/operations.md; the bounds between them are checked below (D-20,
+    // D-21, D-23). Replicas: D-23; metrics and tracing: D-22; TRUST_PROXY: D-14.
     DATABASE_URL: optional(url(/^postgres(ql)?$/)),
-    /** D-23: read replicas of DATABASE_URL, comma-separated; request reads go to them. */
     DATABASE_REPLICA_URLS: z.preprocess(
       (value) =>
         typeof value === 'string'
           ? value
-              .split(',')
-              .map((part) => part.trim())
+              .trim()
+              .split(/\s*,\s*/)
               .filter(Boolean)
           : value,
       z
@@ -48,9 +41,7 @@ export const configSchema = z
         .optional()
         .default([]),
     ),
-    /** D-23: a replica further behind the primary than this is not read from until it catches up. */
     DATABASE_REPLICA_MAX_LAG_MS: integer(100, 600_000, 5_000),
-    /** D-23: how often each replica is probed (standby, lag); below the lag bound (checked below). */
     DATABASE_REPLICA_CHECK_MS: integer(50, 60_000, 1_000),
     REDIS_URL: optional(url(/^rediss?$/)),
     UPSTASH_REDIS_REST_URL: optional(url(/^https?$/)),
@@ -62,65 +53,20 @@ export const configSchema = z
       z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional().default('info'),
     ),
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
-    /** D-20: a request not answered by then gets the 500 envelope. */
     REQUEST_DEADLINE_MS: integer(100, 600_000, 10_000),
-    /** D-20: PostgreSQL cuts a statement off after this long (statement_timeout); below the deadline (checked below). */
-    DB_STATEMENT_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
-    /**
-     * D-21: PostgreSQL gives up waiting for a lock after this long (lock_timeout), so a locked table answers
-     * fast; at most the statement timeout, which is its default when below 1 s.
-     */
-    DB_LOCK_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
-    /** D-20: connecting to PostgreSQL gives up after this long. */
+    DB_STATEMENT_TIMEOUT_MS: optional(whole()),
+    DB_LOCK_TIMEOUT_MS: optional(whole()),
     DB_CONNECT_TIMEOUT_MS: integer(100, 60_000, 3_000),
-    /** D-21: connections of the request pool (the key and brand caches and /readyz have two of their own). */
     DB_POOL_SIZE: integer(1, 1_000, 10),
-    /**
-     * D-21: how long a call waits for a connection of the pool before it gets the 500 envelope
-     * with Retry-After; below the deadline (checked below). By default a quarter of the deadline, at most 1 s.
-     */
-    DB_POOL_WAIT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
-    /**
-     * D-20: SIGTERM: the whole shutdown takes at most this. Above REQUEST_DEADLINE_MS by more than
-     * STORE_CLOSE_RESERVE_MS (checked below), so every call in flight at the signal is answered, its 500 at
-     * the deadline at worst, and the stores still have time to close. By default the deadline plus 5 s.
-     */
-    DRAIN_TIMEOUT_MS: optional(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number)),
-    /** D-21: connections open at once in this process; more are closed as they arrive. */
+    DB_POOL_WAIT_MS: optional(whole()),
+    DRAIN_TIMEOUT_MS: optional(whole()),
     MAX_CONNECTIONS: integer(1, 1_000_000, 4_000),
-    /**
-     * D-21: a request whose headers have not all arrived this long after it began is closed (a connection
-     * that sends nothing included); Node checks every second.
-     */
     HEADERS_TIMEOUT_MS: integer(1_000, 600_000, 10_000),
-    /** D-21: an idle keep-alive connection is closed after this long (above load balancers' 60 s). */
     KEEP_ALIVE_TIMEOUT_MS: integer(1_000, 600_000, 65_000),
-    /**
-     * D-21: a connection whose response has moved no byte for this long (a client that does not read) is
-     * destroyed; above REQUEST_DEADLINE_MS (checked below), since a call's bytes stand still while it runs.
-     */
     SEND_TIMEOUT_MS: integer(1_000, 600_000, 30_000),
-    /**
-     * D-22: Prometheus metrics at GET /metrics on this port, a listener of its own (never the partner
-     * port); off unless set. Bound to METRICS_HOST, by default HOST.
-     */
-    METRICS_PORT: z.preprocess(
-      emptyAsUndefined,
-      z
-        .string()
-        .regex(/^\d+$/, 'must be a whole number')
-        .transform(Number)
-        .pipe(z.number().int().min(0).max(65535))
-        .optional(),
-    ),
+    METRICS_PORT: optional(whole().pipe(z.number().int().min(0).max(65535))),
     METRICS_HOST: optional(z.string()),
-    /** D-22: OpenTelemetry spans are exported over OTLP/HTTP to this base URL (`/v1/traces`); off unless set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: optional(url(/^https?$/)),
-    /**
-     * Which proxies to believe for the client address (express "trust proxy"): a hop count, or addresses
-     * and subnets such as `loopback, 10.0.0.0/8`. Behind a load balancer it must be set, or every caller
-     * shares the balancer's address and so one budget for refused keys (D-14).
-     */
     TRUST_PROXY: z.preprocess(
       emptyAsUndefined,
       z
@@ -146,68 +92,36 @@ export const configSchema = z
     };
   })
   .superRefine((env, ctx) => {
-    if (env.DB_STATEMENT_TIMEOUT_MS < 1 || env.DB_STATEMENT_TIMEOUT_MS >= env.REQUEST_DEADLINE_MS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['DB_STATEMENT_TIMEOUT_MS'],
-        message: 'must be at least 1 and below REQUEST_DEADLINE_MS',
-      });
-    }
-    if (env.DB_LOCK_TIMEOUT_MS < 1 || env.DB_LOCK_TIMEOUT_MS > env.DB_STATEMENT_TIMEOUT_MS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['DB_LOCK_TIMEOUT_MS'],
-        message: 'must be at least 1 and at most DB_STATEMENT_TIMEOUT_MS',
-      });
-    }
-    if (env.DB_POOL_WAIT_MS < 1 || env.DB_POOL_WAIT_MS >= env.REQUEST_DEADLINE_MS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['DB_POOL_WAIT_MS'],
-        message: 'must be at least 1 and below REQUEST_DEADLINE_MS',
-      });
-    }
+    const fail = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (env.DB_STATEMENT_TIMEOUT_MS < 1 || env.DB_STATEMENT_TIMEOUT_MS >= env.REQUEST_DEADLINE_MS)
+      fail('DB_STATEMENT_TIMEOUT_MS', 'must be at least 1 and below REQUEST_DEADLINE_MS');
+    if (env.DB_LOCK_TIMEOUT_MS < 1 || env.DB_LOCK_TIMEOUT_MS > env.DB_STATEMENT_TIMEOUT_MS)
+      fail('DB_LOCK_TIMEOUT_MS', 'must be at least 1 and at most DB_STATEMENT_TIMEOUT_MS');
+    if (env.DB_POOL_WAIT_MS < 1 || env.DB_POOL_WAIT_MS >= env.REQUEST_DEADLINE_MS)
+      fail('DB_POOL_WAIT_MS', 'must be at least 1 and below REQUEST_DEADLINE_MS');
     // The embedded PGlite is one process's own database: nothing can replicate it.
-    if (env.DATABASE_REPLICA_URLS.length > 0 && !env.DATABASE_URL) {
-      ctx.addIssue({ code: 'custom', path: ['DATABASE_REPLICA_URLS'], message: 'needs DATABASE_URL (the primary)' });
-    }
-    if (env.DATABASE_REPLICA_CHECK_MS >= env.DATABASE_REPLICA_MAX_LAG_MS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['DATABASE_REPLICA_CHECK_MS'],
-        message: 'must be below DATABASE_REPLICA_MAX_LAG_MS',
-      });
-    }
-    if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['METRICS_PORT'],
-        message: 'must not be PORT (metrics never share the partner port)',
-      });
-    }
-    // A request's bytes can legitimately stand still while it is being answered, up to its deadline.
-    if (env.SEND_TIMEOUT_MS <= env.REQUEST_DEADLINE_MS) {
-      ctx.addIssue({ code: 'custom', path: ['SEND_TIMEOUT_MS'], message: 'must be above REQUEST_DEADLINE_MS' });
-    }
-    if (env.DRAIN_TIMEOUT_MS <= env.REQUEST_DEADLINE_MS + STORE_CLOSE_RESERVE_MS) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['DRAIN_TIMEOUT_MS'],
-        message: `must exceed REQUEST_DEADLINE_MS by more than ${STORE_CLOSE_RESERVE_MS} (closing the stores)`,
-      });
-    }
-    if (Boolean(env.UPSTASH_REDIS_REST_URL) !== Boolean(env.UPSTASH_REDIS_REST_TOKEN)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [env.UPSTASH_REDIS_REST_URL ? 'UPSTASH_REDIS_REST_TOKEN' : 'UPSTASH_REDIS_REST_URL'],
-        message: 'UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN go together',
-      });
-    }
+    if (env.DATABASE_REPLICA_URLS.length > 0 && !env.DATABASE_URL)
+      fail('DATABASE_REPLICA_URLS', 'needs DATABASE_URL (the primary)');
+    if (env.DATABASE_REPLICA_CHECK_MS >= env.DATABASE_REPLICA_MAX_LAG_MS)
+      fail('DATABASE_REPLICA_CHECK_MS', 'must be below DATABASE_REPLICA_MAX_LAG_MS');
+    if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT)
+      fail('METRICS_PORT', 'must not be PORT (metrics never share the partner port)');
+    // A call's bytes may stand still while it is answered, up to its deadline.
+    if (env.SEND_TIMEOUT_MS <= env.REQUEST_DEADLINE_MS) fail('SEND_TIMEOUT_MS', 'must be above REQUEST_DEADLINE_MS');
+    if (env.DRAIN_TIMEOUT_MS <= env.REQUEST_DEADLINE_MS + STORE_CLOSE_RESERVE_MS)
+      fail(
+        'DRAIN_TIMEOUT_MS',
+        `must exceed REQUEST_DEADLINE_MS by more than ${STORE_CLOSE_RESERVE_MS} (closing the stores)`,
+      );
+    if (Boolean(env.UPSTASH_REDIS_REST_URL) !== Boolean(env.UPSTASH_REDIS_REST_TOKEN))
+      fail(
+        env.UPSTASH_REDIS_REST_URL ? 'UPSTASH_REDIS_REST_TOKEN' : 'UPSTASH_REDIS_REST_URL',
+        'UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN go together',
+      );
   });
 
 export type Config = z.output<typeof configSchema>;
 
-/** Parses the environment; a bad value throws one line naming the variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = configSchema.safeParse(env);
   if (result.success) return result.data;

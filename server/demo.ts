@@ -16,14 +16,8 @@ import {
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import type { Logger } from './logger';
 
-// D-1: the embedded default. Without DATABASE_URL, `npm start` serves PGlite in this process, migrated,
-// loaded with the demo data of D-3 and its daily aggregate, and prints where to begin. server/main.ts
-// loads this module only then: production never does.
-//
-// A first answer within 5 s needs one shortcut: PGlite's initdb and the migrations take seconds, so the
-// build saves a migrated, empty cluster (no demo data: that is relative to today, D-3) in dist/, named for
-// what made it (PGlite's version and settings, the migrations). A start whose name matches loads it; any
-// other starts from initdb.
+// D-1: without DATABASE_URL, `npm start` serves PGlite in this process with the demo data of D-3. For a
+// first answer within 5 s, the build saves a migrated empty cluster in dist/, named for what made it.
 
 /** dist/, where the build writes the snapshot; the TypeScript sources (tests, `npm run dev`) read it there too. */
 const DIST = path.resolve(import.meta.dirname, import.meta.filename.endsWith('.ts') ? '../dist' : '..');
@@ -42,7 +36,6 @@ function snapshotFile(dir = DIST): string {
   return path.join(dir, `demo-cluster-${hash.digest('hex').slice(0, 16)}.tar`);
 }
 
-/** Writes the migrated, empty cluster into `dir` (the build's last step). */
 export async function writeSnapshot(dir = DIST): Promise<string> {
   const database = await openDatabase({});
   try {
@@ -70,8 +63,7 @@ export async function openDemoDatabase(
   const database = await openDatabase(snapshot ? { loadDataDir: snapshot } : {});
   try {
     await database.migrate();
-    // Keyword search's GIN indexes would cost the seed more than everything else; no answer depends on
-    // them, and a brand's few thousand demo reviews are searched by the same rule without them.
+    // Keyword search's GIN indexes would cost the seed more than everything else; no answer depends on them.
     const gin = await database.rows<{ name: string }>(
       sql`SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' AND indexdef LIKE '% USING gin %'`,
     );
@@ -88,7 +80,6 @@ export async function openDemoDatabase(
   }
 }
 
-/** What a newcomer needs next: the addresses and the demo keys. */
 export function printBanner(base: string): void {
   process.stdout.write(
     [

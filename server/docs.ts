@@ -8,24 +8,18 @@ import express, { type Request, type Response, type Router } from 'express';
 import { Marked } from 'marked';
 import { gfmHeadingId } from 'marked-gfm-heading-id';
 
-// GET /docs (D-15): the partner guide (docs/partner-guide.md, rendered once at start), at /docs/sdk the
-// TypeScript SDK's guide (sdk/README.md, the one its package carries) and, at /docs/reference, Swagger UI
-// over /partner/v1/openapi.json. Everything is served from this process, so the pages work offline.
+// GET /docs (D-15): the partner guide, the SDK's guide and Swagger UI, all served by this process (offline).
 
-/** The swagger-ui-dist folder, resolved, not required: requiring it loads the browser bundle. */
+/** Resolved, not required: requiring swagger-ui-dist loads the browser bundle. */
 const SWAGGER_UI = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-/**
- * The only files of swagger-ui-dist the reference page loads: the package's
- * package.json, README, source maps and the rest are not served.
- */
+/** The only swagger-ui-dist files the reference page loads. */
 const ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'];
 
 const GUIDE = path.resolve(import.meta.dirname, '../docs/partner-guide.md');
 const SDK_GUIDE = path.resolve(import.meta.dirname, '../sdk/README.md');
 
-// The prose rules apply to the guides' <main class="prose"> only: Swagger UI draws its own <main> and code
-// blocks (white on dark), which a rule on `main pre` or a page-wide `pre` would paint white on light grey.
+// Prose rules apply to the guides' <main class="prose"> only: Swagger UI draws its own dark code blocks.
 const STYLE = `
   body { font: 16px/1.55 system-ui, sans-serif; margin: 0; color: #1f2328; }
   nav { padding: 12px 24px; background: #1b2838; }
@@ -69,20 +63,10 @@ ${body}
 `;
 }
 
-/** Markdown of the repository as a page. It is ours, so its HTML is trusted as written. */
-function renderMarkdown(title: string, markdown: string): string {
-  const html = new Marked(gfmHeadingId()).parse(markdown, { async: false });
-  return page(title, '', `<main class="prose">${html}</main>`);
-}
-
-/** The partner guide as HTML. */
-export function renderGuide(markdown = readFileSync(GUIDE, 'utf8')): string {
-  return renderMarkdown('Partner Reporting API: partner guide', markdown);
-}
-
-/** The SDK's guide as HTML: the README its package carries. */
-export function renderSdkGuide(markdown = readFileSync(SDK_GUIDE, 'utf8')): string {
-  return renderMarkdown('Partner Reporting API: TypeScript SDK', markdown);
+/** A Markdown file of the repository as a page, with the file's time. It is ours, so its HTML is trusted. */
+function markdownPage(title: string, file: string): [Buffer, Date] {
+  const html = new Marked(gfmHeadingId()).parse(readFileSync(file, 'utf8'), { async: false });
+  return [Buffer.from(page(title, '', `<main class="prose">${html}</main>`)), statSync(file).mtime];
 }
 
 // The document's server is relative ('/'): "Try it out" calls the server that serves the page.
@@ -96,43 +80,23 @@ const REFERENCE = page(
 </script>`,
 );
 
-/**
- * A response body held once in memory, identity and gzip. Every response shares these buffers: a client
- * that does not read holds a reference, not a copy, so unread responses cost the server no memory of
- * their own (D-21; their connections are bounded in number and time by server/http-server.ts). The gzip
- * form is made once, on the first request that accepts it.
- */
-type StaticBody = {
-  type: string;
-  identity: Buffer;
-  gzipped: () => Promise<Buffer>;
-  etag: string;
-  lastModified: string;
-  cacheControl: string;
-};
+/** A body held once in memory, identity and gzip (made on first demand): unread responses share it (D-21). */
+type StaticBody = { identity: Buffer; gzipped?: Promise<Buffer>; etag: string; lastModified: string };
 
 const gzipAsync = promisify(gzip);
 
-function staticBody(type: string, identity: Buffer, modified: Date, cacheControl: string): StaticBody {
-  let gzipped: Promise<Buffer> | undefined;
+function staticBody(identity: Buffer, modified: Date): StaticBody {
   return {
-    type,
     identity,
-    gzipped: () => {
-      gzipped ??= gzipAsync(identity, { level: 9 });
-      return gzipped;
-    },
     etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`,
     lastModified: new Date(Math.floor(modified.getTime() / 1000) * 1000).toUTCString(),
-    cacheControl,
   };
 }
 
-/** Answers with the body, 304 when the client's copy is current, gzip when the client accepts it. */
-async function sendStatic(req: Request, res: Response, body: StaticBody) {
+async function sendStatic(req: Request, res: Response, body: StaticBody, type: string, cacheControl: string) {
   const gzip = req.acceptsEncodings('gzip', 'identity') === 'gzip';
-  res.setHeader('Content-Type', body.type);
-  res.setHeader('Cache-Control', body.cacheControl);
+  res.setHeader('Content-Type', type);
+  res.setHeader('Cache-Control', cacheControl);
   res.setHeader('Last-Modified', body.lastModified);
   res.setHeader('Vary', 'Accept-Encoding');
   // One validator per representation, so a cache never serves one encoding for the other.
@@ -141,17 +105,14 @@ async function sendStatic(req: Request, res: Response, body: StaticBody) {
     res.status(304).end();
     return;
   }
-  const bytes = gzip ? await body.gzipped() : body.identity;
+  if (gzip) body.gzipped ??= gzipAsync(body.identity, { level: 9 });
+  const bytes = gzip && body.gzipped ? await body.gzipped : body.identity;
   if (gzip) res.setHeader('Content-Encoding', 'gzip');
   res.setHeader('Content-Length', bytes.length);
   res.end(bytes);
 }
 
-/**
- * RFC 9110 §13.2.2: If-None-Match decides when present (weak comparison), else If-Modified-Since. A
- * request's Cache-Control is for caches, not for the origin's conditional evaluation (fetch sends
- * `no-cache` with every conditional request).
- */
+/** RFC 9110 §13.2.2, ignoring the request's Cache-Control (fetch sends `no-cache` with conditional requests). */
 function notModified(req: Request, etag: string, lastModified: string) {
   const noneMatch = req.get('if-none-match');
   if (noneMatch !== undefined) {
@@ -165,47 +126,33 @@ function notModified(req: Request, etag: string, lastModified: string) {
 /** Pages change with a deploy: revalidated each time (a 304 is cheap). Assets: an hour, then revalidated. */
 const PAGE_CACHE = 'no-cache';
 const ASSET_CACHE = 'public, max-age=3600';
+const HTML = 'text/html; charset=utf-8';
 
-/** `make`'s value, made on the first call and kept. */
-function once<T>(make: () => T): () => T {
-  let made: { value: T } | undefined;
-  return () => {
-    made ??= { value: make() };
-    return made.value;
-  };
-}
-
-/**
- * The docs (D-15) and the OpenAPI document at /partner/v1/openapi.json, each served from memory. Each body
- * is made at its first request, not at start: generating the document and rendering the guides would
- * delay the first answer of every start for pages most starts never serve.
- */
+/** The docs (D-15) and the OpenAPI document, each body made at its first request, not at start. */
 export function docsRouter(openApiDocument: () => object): Router {
   const started = new Date();
-  const document = once(() =>
-    staticBody('application/json; charset=utf-8', Buffer.from(JSON.stringify(openApiDocument())), started, PAGE_CACHE),
-  );
-  const guide = once(() =>
-    staticBody('text/html; charset=utf-8', Buffer.from(renderGuide()), statSync(GUIDE).mtime, PAGE_CACHE),
-  );
-  const sdkGuide = once(() =>
-    staticBody('text/html; charset=utf-8', Buffer.from(renderSdkGuide()), statSync(SDK_GUIDE).mtime, PAGE_CACHE),
-  );
-  const reference = once(() => staticBody('text/html; charset=utf-8', Buffer.from(REFERENCE), started, PAGE_CACHE));
   // Only the exact spelling of a path is served (D-12): `/DOCS` is another path; `/docs/` is redirected.
   const router = express.Router({ caseSensitive: true, strict: true });
-  // The site's front doors lead to the guide.
+  const serve = (at: string, type: string, cacheControl: string, make: () => [Buffer, Date]) => {
+    let body: StaticBody | undefined;
+    router.get(at, (req, res, next) => {
+      body ??= staticBody(...make());
+      sendStatic(req, res, body, type, cacheControl).catch(next);
+    });
+  };
   router.get(['/', '/docs/'], (_req, res) => res.redirect(302, '/docs'));
-  router.get('/partner/v1/openapi.json', (req, res, next) => sendStatic(req, res, document()).catch(next));
-  router.get('/docs', (req, res, next) => sendStatic(req, res, guide()).catch(next));
-  router.get('/docs/sdk', (req, res, next) => sendStatic(req, res, sdkGuide()).catch(next));
-  router.get('/docs/reference', (req, res, next) => sendStatic(req, res, reference()).catch(next));
-  // One exact path an asset: a `:file` parameter would be decoded by express, and a malformed one (`%ZZ`) fail.
+  serve('/partner/v1/openapi.json', 'application/json; charset=utf-8', PAGE_CACHE, () => [
+    Buffer.from(JSON.stringify(openApiDocument())),
+    started,
+  ]);
+  serve('/docs', HTML, PAGE_CACHE, () => markdownPage('Partner Reporting API: partner guide', GUIDE));
+  serve('/docs/sdk', HTML, PAGE_CACHE, () => markdownPage('Partner Reporting API: TypeScript SDK', SDK_GUIDE));
+  serve('/docs/reference', HTML, PAGE_CACHE, () => [Buffer.from(REFERENCE), started]);
+  // An exact path per asset: express would decode a `:file` parameter, and fail on a malformed one.
   for (const file of ASSETS) {
     const at = path.join(SWAGGER_UI, file);
     const type = file.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
-    const asset = once(() => staticBody(type, readFileSync(at), statSync(at).mtime, ASSET_CACHE));
-    router.get(`/docs/assets/${file}`, (req, res, next) => sendStatic(req, res, asset()).catch(next));
+    serve(`/docs/assets/${file}`, type, ASSET_CACHE, () => [readFileSync(at), statSync(at).mtime]);
   }
   return router;
 }

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { openDatabase } from '../db/client';
 import { failureLines } from '../db/failure';
 import { Replicas } from '../db/replicas';
@@ -12,8 +13,7 @@ import { policies } from './ratelimit/sliding-window';
 import { createServices } from './services';
 import { startTracing } from './tracing';
 
-// Start: config, database (the embedded demo by default, PostgreSQL with DATABASE_URL), services, app,
-// listen; drain on SIGTERM (D-1, D-2, D-17, D-20).
+// Start: config, database, services, app, listen; drain on SIGTERM (D-1, D-2, D-17, D-20).
 
 async function main() {
   const config = parseConfig(process.env);
@@ -52,8 +52,7 @@ async function main() {
       : undefined;
   // Started before listening: a replica serves only once a probe has found it a standby close enough.
   await reads?.start();
-  // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance. Their clients are loaded
-  // only then: node-redis alone is hundreds of modules, a good part of a start's module loading.
+  // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance (clients loaded only then).
   const store =
     config.REDIS_URL || config.UPSTASH_REDIS_REST_URL
       ? await (await import('./ratelimit/redis')).connectSharedStore(
@@ -63,8 +62,7 @@ async function main() {
         )
       : undefined;
   const services = createServices(config, database.db, log, undefined, store?.limiter, undefined, reads);
-  // D-6: every instance runs the daily aggregate at start and after KST midnight; one of them builds. It
-  // writes, so it runs on the primary (D-23).
+  // D-6: every instance schedules the daily aggregate, one of them builds; it writes, so on the primary (D-23).
   const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
   // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
   for (const cache of [services.rateLimit.keys, services.brands]) await cache.loadedSince(cache.now());
@@ -72,7 +70,6 @@ async function main() {
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   if (config.METRICS_PORT !== undefined) {
     const registered = await enableMetrics();
-    // The pool's figures come from the handle's slots, when it has them (postgres.js).
     registered.observeDatabase(database);
     registered.observeCaches({ keys: services.rateLimit.keys, brands: services.brands });
     if (reads) registered.observeReplicas(reads);
@@ -108,8 +105,7 @@ async function main() {
   flushLogs();
   demo?.printBanner(base);
 
-  // D-20: stop accepting, answer what is in flight (/readyz says 503 from here), close the stores, exit
-  // 0. The requests get the drain time less the stores' reserve, which config.ts keeps above the deadline.
+  // D-20: stop accepting, answer what is in flight, close the stores within the drain time, exit.
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -120,7 +116,6 @@ async function main() {
     const scheduleStopped = aggregateSchedule.stop();
     const drained = await server.drain(remaining() - STORE_CLOSE_RESERVE_MS);
     await within(scheduleStopped, remaining());
-    // The metrics stay scrapable through the drain; the last spans are exported with the rest.
     metricsServer?.close();
     metricsServer?.closeAllConnections();
     const closing = (name: string, work: Promise<unknown>) =>
@@ -151,27 +146,15 @@ async function main() {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-/** How `work` ended: 'closed', 'failed', or 'timed out' when `ms` passed first. */
-async function within(work: Promise<unknown>, ms: number): Promise<'closed' | 'failed' | 'timed out'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timed out'>((resolve) => {
-    timer = setTimeout(() => resolve('timed out'), ms);
-  });
-  try {
-    return await Promise.race([
-      work.then(
-        () => 'closed' as const,
-        () => 'failed' as const,
-      ),
-      timeout,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+function within(work: Promise<unknown>, ms: number): Promise<'closed' | 'failed' | 'timed out'> {
+  const outcome = work.then(
+    () => 'closed' as const,
+    () => 'failed' as const,
+  );
+  return Promise.race([outcome, delay(ms, 'timed out' as const, { ref: false })]);
 }
 
 main().catch((error: unknown) => {
-  // One line with the cause (a database failure: what, where, which database); the stack on request.
   const verbose = process.argv.includes('--verbose') || process.env.LOG_LEVEL === 'debug';
   process.stderr.write(
     error instanceof ConfigError

@@ -3,11 +3,8 @@ import { appRouter } from '../routers';
 import { ERROR_CATALOGUE, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
 import { restRoutes } from './routes';
 
-// The OpenAPI 3 document of the REST facade (D-15), generated from the router, then finished where the
-// library stops short of what generated clients need: parameter descriptions on the Parameter
-// object, the response headers of D-12/D-14/D-19 as reusable components, every error an operation can
-// answer with a schema per status narrow enough to type it, declared tags, a relative server. The committed
-// copy (openapi.json, `npm run openapi`) is this function's output.
+// The OpenAPI document of the REST facade (D-15), generated from the router and finished where the library
+// stops short of what generated clients need. openapi.json (`npm run openapi`) is its output.
 
 type Json = Record<string, unknown>;
 type Parameter = { in: string; name: string; description?: string; schema?: Json };
@@ -134,7 +131,6 @@ export function openApiDocument(): OpenAPIObject {
     },
   });
 
-  // Relative: the server that serves the document (OpenAPI 3.1 § Server Object), whatever its address.
   document.servers = [
     {
       url: '/',
@@ -191,8 +187,7 @@ function finishParameters(operation: Operation) {
       parameter.description ??= description;
       delete parameter.schema?.description;
     }
-    // An example of a parameter is a value "Try it out" fills in: a fixed day in `from` and `to` would
-    // narrow every call to that day. Parameters are described in words instead.
+    // An example is what "Try it out" fills in: a fixed day would narrow every call to that day.
     delete parameter.schema?.example;
   }
   if (operation.parameters?.some((parameter) => parameter.in === 'query')) {
@@ -250,13 +245,7 @@ function errorResponses(codes: PartnerErrorCode[]): Record<string, Json> {
   );
 }
 
-/**
- * Two things the library writes that are no rule of this API, left out:
- * - zod writes `.int()` as bounds of ±(2^53 − 1) (JavaScript's safe integers), which generators turn into
- *   noise or int64 types;
- * - `additionalProperties: false` on every object: v1 may add a field to an answer (partner guide § Base
- *   address and versions), which a client generated strict would then refuse.
- */
+/** Drops zod's ±(2^53 − 1) integer bounds and `additionalProperties: false` (v1 may add fields): not rules of this API. */
 function withoutLibraryNoise(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutLibraryNoise);
   if (typeof value !== 'object' || value === null) return value;

@@ -1,15 +1,10 @@
 import { sql } from 'drizzle-orm';
 
-/** A page of a list, as asked for (already validated: page ≥ 1, 1 ≤ limit ≤ 100). */
 export type PageRequest = { page: number; limit: number };
 
-/** The list `data` (partner guide § Pages). */
 export type Page<T> = { items: T[]; page: number; limit: number; has_next: boolean };
 
-/**
- * The one pagination of every list: LIMIT/OFFSET over a stable order (D-9), fetching one extra row so
- * `has_next` is exact without a count. A page past the last gives no items and has_next false (D-11).
- */
+/** The one pagination of every list: LIMIT/OFFSET over D-9's order, one extra row for an exact `has_next`. */
 export async function paginate<T>(
   fetch: (window: { limit: number; offset: number }) => Promise<T[]>,
   { page, limit }: PageRequest,
@@ -19,11 +14,8 @@ export async function paginate<T>(
 }
 
 /**
- * A LIMIT written into the statement's text instead of sent as a parameter. PostgreSQL plans a
- * LIMIT parameter as "a tenth of the rows", so a prepared list statement never earned a reusable generic
- * plan (the review list, db/queries/reviews); with the number in the text it does, at the cost of one statement text per page
- * size (at most 101). drizzle types `.limit()` as a number or placeholder but renders any SQL chunk it is
- * given; test/plans.test.ts holds it to the text.
+ * A LIMIT in the statement's text, not a parameter: PostgreSQL plans a LIMIT parameter as a tenth of the
+ * rows, so a prepared statement never earned a generic plan. test/plans.test.ts holds it to the text.
  */
 export function literalLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a row count: ${limit}`);

@@ -6,9 +6,6 @@ import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { literalLimit } from './pagination';
 
-// What the two reads of the daily aggregate (review-stats, sales) share.
-
-/** The filters of review statistics and sales: the KST day range (both inclusive, defaults applied), platform, shop. */
 export type ReportFilters = {
   from: string;
   to: string;
@@ -16,7 +13,6 @@ export type ReportFilters = {
   platform_shop_id?: string | undefined;
 };
 
-/** The optional platform and shop filters, on `shops`. */
 function shopFilter(filters: ReportFilters): SQL | undefined {
   return and(
     filters.platform === undefined ? undefined : eq(shops.platform, filters.platform),
@@ -24,10 +20,7 @@ function shopFilter(filters: ReportFilters): SQL | undefined {
   );
 }
 
-/**
- * The filters on a daily aggregate table read row by row (group_by=date, week): the brand (tenancy), the
- * day range, and the optional platform and shop.
- */
+/** The row-by-row filters on a daily aggregate table (group_by=date, week): brand, day range, platform, shop. */
 export function reportConditions(
   daily: { brandId: PgColumn; day: PgColumn; shopId: PgColumn },
   brand: BrandScope,
@@ -44,19 +37,12 @@ export function reportConditions(
   );
 }
 
-/** A daily aggregate table with running totals per shop in day order (db/schema/aggregates.ts). */
 type RunningDaily = PgTable & { shopId: PgColumn; day: PgColumn; runningRows: PgColumn };
 
 /**
- * Each shop's totals over [from, to] from the running totals of the aggregate: the running value
- * at the shop's last row on or before `to` minus the one at its last row before `from` (none: 0). Two
- * probes of the (shop_id, day) primary key per shop of the brand, whatever the length of the range,
- * instead of reading every (shop, day) row of it. A shop whose row count does not change over the range
- * has no row in it and does not appear (D-6), even where a sales amount is 0.
- *
- * The caller selects FROM `shops`, joins `upTo` and `beforeFrom` as their comments say, filters by `where`
- * (the brand's shops under the filters, with rows in the range) and groups; `totals` are SUMs of the
- * differences, so grouping shops (platform, user) adds them up and grouping by shop gives the shop's own.
+ * Each shop's totals over [from, to]: the running value at its last row on or before `to` minus the one
+ * before `from`, two primary-key probes per shop. A shop without rows in the range does not appear (D-6).
+ * The caller selects FROM `shops`, joins `upTo` and `beforeFrom`, filters by `where` and groups (SUMs add up).
  */
 export function shopRangeTotals<Running extends Record<string, PgColumn>>(
   db: Db,
@@ -91,21 +77,14 @@ export function shopRangeTotals<Running extends Record<string, PgColumn>>(
   };
 }
 
-/**
- * SUM of an integer column as a JS number. PostgreSQL sums integers as bigint or numeric, which neither
- * driver returns as a number (postgres.js gives text); the totals stay far below 2^53, so Number is exact.
- */
+/** SUM of an integer column as a JS number: PostgreSQL sums to bigint/numeric; the totals stay below 2^53. */
 export function sumOf(column: SQLWrapper): SQL<number> {
   return sql`sum(${column})`.mapWith(Number);
 }
 
-/** A key a grouping does not fill. */
 export const NONE = sql<null>`NULL`;
 
-/**
- * The select fields of one grouping of a report: the keys it groups by as they are, every other key NULL,
- * so each group_by fills exactly its own fields and all rows have one shape (partner guide § Endpoints).
- */
+/** One grouping's select fields: its keys as they are, every other key NULL, so all rows have one shape. */
 export function groupingKeys<Keys extends Record<string, SQL>>(
   keys: Keys,
   groupedBy: readonly (keyof Keys)[],

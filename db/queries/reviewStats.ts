@@ -1,10 +1,10 @@
-import { asc, desc, type SQLWrapper, sql } from 'drizzle-orm';
+import { asc, desc, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { reviewStatsDaily, shops } from '../schema';
 import type { platformEnum } from '../schema/enums';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
+import { groupingKeys, NONE, type ReportFilters, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Review statistics (partner guide § Review statistics), read only from the daily aggregate (D-6).
 
@@ -12,43 +12,21 @@ export const REVIEW_STATS_GROUP_BY = ['date', 'shop', 'platform'] as const;
 export type ReviewStatsGroupBy = (typeof REVIEW_STATS_GROUP_BY)[number];
 type Platform = (typeof platformEnum.enumValues)[number];
 
-/** The parameters of review statistics, validated and with the range defaults applied. Days are KST, inclusive. */
-export type ReviewStatsFilters = {
-  from: string;
-  to: string;
-  group_by: ReviewStatsGroupBy;
-  platform?: Platform | undefined;
-  platform_shop_id?: string | undefined;
-};
+export type ReviewStatsFilters = ReportFilters & { group_by: ReviewStatsGroupBy };
 
 const daily = reviewStatsDaily;
 
-/** The counts of the aggregate, summed over the rows a query reads. */
-function totalsOf(counts: {
-  reviewCount: SQLWrapper;
-  replyCount: SQLWrapper;
-  ratingOne: SQLWrapper;
-  ratingTwo: SQLWrapper;
-  ratingThree: SQLWrapper;
-  ratingFour: SQLWrapper;
-  ratingFive: SQLWrapper;
-}) {
-  return {
-    review_count: sumOf(counts.reviewCount),
-    reply_count: sumOf(counts.replyCount),
-    one: sumOf(counts.ratingOne),
-    two: sumOf(counts.ratingTwo),
-    three: sumOf(counts.ratingThree),
-    four: sumOf(counts.ratingFour),
-    five: sumOf(counts.ratingFive),
-  };
-}
+const dailyTotals = () => ({
+  review_count: sumOf(daily.reviewCount),
+  reply_count: sumOf(daily.replyCount),
+  one: sumOf(daily.ratingOne),
+  two: sumOf(daily.ratingTwo),
+  three: sumOf(daily.ratingThree),
+  four: sumOf(daily.ratingFour),
+  five: sumOf(daily.ratingFive),
+});
 
-/**
- * Statistics rows of the brand for the range, grouped per `group_by`; groups without a row do not appear.
- * Ordered as documented: date newest first, the others by review_count descending, ties by the grouping
- * key ascending (D-9) so that pages never skip or repeat a row.
- */
+/** Statistics of the brand for the range, grouped per `group_by`, ordered as documented with D-9's tie-break. */
 export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
@@ -75,7 +53,7 @@ function byDate(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
   return db
     .select({
       ...groupingKeys({ date: day, platform_shop_id: NONE, shop_name: NONE, platform: NONE }, ['date']),
-      ...totalsOf(daily),
+      ...dailyTotals(),
     })
     .from(daily)
     .where(reportConditions(daily, brand, filters))
@@ -83,10 +61,7 @@ function byDate(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
     .orderBy(desc(day));
 }
 
-/**
- * group_by=shop or platform: each shop's counts over the range from the aggregate's running totals, two
- * index probes per shop whatever the range (report.ts), then the shops grouped by the keys.
- */
+/** group_by=shop or platform: each shop's counts from the running totals (report.ts), then grouped. */
 function byShop(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
   const range = shopRangeTotals(
     db,

@@ -4,7 +4,7 @@ import { mondayOfDay } from '../kst';
 import { brandUsers, type SALES_PLATFORMS, salesDaily, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
-import { groupingKeys, NONE, reportConditions, shopRangeTotals, sumOf } from './report';
+import { groupingKeys, NONE, type ReportFilters, reportConditions, shopRangeTotals, sumOf } from './report';
 
 // Sales (partner guide § Sales), read only from the daily aggregate (D-6): the numbers are the job's.
 
@@ -12,27 +12,15 @@ export const SALES_GROUP_BY = ['shop', 'platform', 'user', 'date', 'week'] as co
 export type SalesGroupBy = (typeof SALES_GROUP_BY)[number];
 type SalesPlatform = (typeof SALES_PLATFORMS)[number];
 
-/** The parameters of partner guide § Sales, validated and with the range defaults applied. Days are KST, inclusive. */
-export type SalesFilters = {
-  from: string;
-  to: string;
-  group_by: SalesGroupBy;
-  platform?: SalesPlatform | undefined;
-  platform_shop_id?: string | undefined;
-};
+export type SalesFilters = ReportFilters & { group_by: SalesGroupBy; platform?: SalesPlatform | undefined };
 
 const daily = salesDaily;
 
-/**
- * Sales rows of the brand for the range, grouped per `group_by`; groups without a row do not appear.
- * Order: shop, platform and user by sales_amount descending, ties by the grouping key ascending (D-9:
- * platform_shop_id then platform; user_code with the null user last); date and week newest first.
- */
+/** Sales of the brand for the range, grouped per `group_by`, ordered as documented with D-9's tie-break. */
 export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
-    const query = salesQuery(db, brand, filters).limit(literalLimit(limit)).offset(offset);
-    const rows = await query;
+    const rows = await salesQuery(db, brand, filters).limit(literalLimit(limit)).offset(offset);
     return rows.map((row) => ({
       group_by,
       date: row.date,
@@ -51,21 +39,16 @@ export function listSales(db: Db, brand: BrandScope, filters: SalesFilters, page
 
 /** The sales query of a group_by, unpaged and unexecuted; exported so tests can EXPLAIN what the API runs. */
 export function salesQuery(db: Db, brand: BrandScope, filters: SalesFilters) {
-  return readsDays(filters.group_by) ? byDay(db, brand, filters) : byShop(db, brand, filters);
-}
-
-/** date and week read the range's daily rows; shop, platform and user read each shop's running totals. */
-function readsDays(groupBy: SalesGroupBy) {
-  return groupBy === 'date' || groupBy === 'week';
+  return filters.group_by === 'date' || filters.group_by === 'week'
+    ? byDay(db, brand, filters)
+    : byShop(db, brand, filters);
 }
 
 const SHOP_KEYS = { platform_shop_id: NONE, shop_name: NONE, platform: NONE, user_code: NONE, user_name: NONE };
 
 /**
- * group_by=date or week: the aggregate alone, no join (a shop filter is a semi-join in reportConditions).
- * Rule 1: weeks start on Monday; only days inside [from, to] are summed, so the end weeks are partial.
- * By week, the rows are read in week order from the index of migration 0008 on the same expression
- * (mondayOfDay), so a page stops after its weeks instead of summing and sorting the whole range.
+ * group_by=date or week: the aggregate alone (rule 1: weeks start on Monday, end weeks partial). By week,
+ * rows are read in week order from the index on mondayOfDay, so a page stops after its weeks.
  */
 function byDay(db: Db, brand: BrandScope, filters: SalesFilters) {
   const byDate = filters.group_by === 'date';
@@ -79,12 +62,7 @@ function byDay(db: Db, brand: BrandScope, filters: SalesFilters) {
     .orderBy(desc(key));
 }
 
-/**
- * group_by=shop, platform or user: each shop's sales over the range from the aggregate's running totals,
- * two index probes per shop whatever the range (report.ts), then the shops joined with their
- * current user and grouped by the keys. group_by=user groups the shops without a brand user under one
- * `user: null` row (D-10), so every group_by sums the same rows.
- */
+/** group_by=shop, platform or user: running totals (report.ts); shops without a user are `user: null` (D-10). */
 function byShop(db: Db, brand: BrandScope, filters: SalesFilters) {
   const range = shopRangeTotals(db, daily, { sales_amount: daily.runningSalesAmount }, brand, filters);
   const salesAmount = range.totals.sales_amount;
@@ -93,8 +71,7 @@ function byShop(db: Db, brand: BrandScope, filters: SalesFilters) {
     week_start: NONE,
     platform_shop_id: sql<string>`${shops.platformShopId}`,
     shop_name: sql<string>`${shops.name}`,
-    // As text in byte order: the tie-break of D-9 ("platform as text", as the shop list). The aggregate
-    // holds only the sales platforms.
+    // As text in byte order: the tie-break of D-9 ("platform as text", as the shop list).
     platform: sql<SalesPlatform>`(${shops.platform}::text COLLATE "C")`,
     user_code: sql<string>`${brandUsers.userCode}`,
     user_name: sql<string>`${brandUsers.displayName}`,

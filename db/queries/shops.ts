@@ -52,7 +52,6 @@ function managersOf(db: Db, shopIds: number[]) {
     .orderBy(asc(shopManagers.shopId), asc(managers.displayName), asc(managers.id));
 }
 
-/** The registered numbers: the authoritative list of alert recipients, in slot order. */
 function alertsOf(db: Db, shopIds: number[]) {
   if (!shopIds.length) return Promise.resolve([]);
   return db

@@ -27,7 +27,6 @@ export function listUsers(db: Db, brand: BrandScope, page: PageRequest) {
   }, page);
 }
 
-/** One user of the brand; undefined when missing or of another brand. */
 export async function findUser(db: Db, brand: BrandScope, userCode: string) {
   if (!isPublicCode(userCode)) return undefined;
   const rows = await db

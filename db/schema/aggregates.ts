@@ -1,27 +1,18 @@
-import { bigint, date, foreignKey, index, integer, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { bigint, date, index, integer, pgTable, primaryKey, serial, text } from 'drizzle-orm/pg-core';
+import { brandRef } from './brands';
 import { instant } from './columns';
-import { shops } from './shops';
+import { brandShopFk, shopRef } from './shops';
 
 /**
- * The daily aggregate (D-6): one row per (shop, KST day) with at least one review, for days before today.
- * Rebuilt by db/aggregate.ts; review-stats reads only this table.
- *
- * The `running*` columns are prefix sums per shop in day order, this row included: a shop's total
- * over [from, to] is the running value of its last row on or before `to` minus that of its last row before
- * `from`, two probes of the primary key instead of a read of every day (db/queries/report.ts).
- * `runningRows` counts rows, so a range holding rows is told from one holding none (D-6).
+ * The daily aggregate (D-6): one row per (shop, KST day) with a review, before today. `running*` are prefix
+ * sums per shop in day order, so a range's total is two primary-key probes (db/queries/report.ts).
  */
 export const reviewStatsDaily = pgTable(
   'review_stats_daily',
   {
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    shopId: shopRef(),
     day: date('day', { mode: 'string' }).notNull(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     reviewCount: integer('review_count').notNull(),
     replyCount: integer('reply_count').notNull(),
     ratingOne: integer('rating_one').notNull(),
@@ -41,30 +32,17 @@ export const reviewStatsDaily = pgTable(
   (t) => [
     primaryKey({ columns: [t.shopId, t.day] }),
     index('review_stats_daily_brand_day_idx').on(t.brandId, t.day),
-    foreignKey({
-      name: 'review_stats_daily_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('review_stats_daily', t),
   ],
 );
 
-/**
- * One row per (shop, KST day) with a sales snapshot, for days before today (D-6). The `running*` columns
- * are prefix sums per shop in day order, as in review_stats_daily; `runningRows` is what tells a range
- * whose amounts are all 0 (the shop appears, with 0) from a range without rows (it does not, partner guide § Sales
- * rule 4).
- */
+/** One row per (shop, KST day) with a sales snapshot, before today (D-6); `running*` as in review_stats_daily. */
 export const salesDaily = pgTable(
   'sales_daily',
   {
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    shopId: shopRef(),
     day: date('day', { mode: 'string' }).notNull(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     salesAmount: bigint('sales_amount', { mode: 'number' }).notNull(),
     runningRows: integer('running_rows').notNull(),
     runningSalesAmount: bigint('running_sales_amount', { mode: 'number' }).notNull(),
@@ -72,34 +50,22 @@ export const salesDaily = pgTable(
   (t) => [
     primaryKey({ columns: [t.shopId, t.day] }),
     index('sales_daily_brand_day_idx').on(t.brandId, t.day),
-    foreignKey({
-      name: 'sales_daily_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('sales_daily', t),
   ],
 );
 
-/** One row per finished aggregate run: what it covered, for operators and for tests of idempotence. */
 export const aggregateRuns = pgTable('aggregate_runs', {
   id: serial('id').primaryKey(),
-  /** Last KST day included (the day before "today" when the run started). */
   throughDay: date('through_day', { mode: 'string' }).notNull(),
   startedAt: instant('started_at').notNull(),
   finishedAt: instant('finished_at').notNull(),
-  /**
-   * `full` or `incremental` (D-6). Null on runs from before the change log existed: a build after one of
-   * those cannot know what changed since, so it is full.
-   */
+  /** `full` or `incremental` (D-6); null on runs before the change log existed, so the next build is full. */
   kind: text('kind', { enum: ['full', 'incremental'] }),
 });
 
 /**
- * The change log of the incremental build (D-6): which (shop, KST day) of the aggregate's sources was
- * written since the last build, filled by statement triggers on reviews, sales_snapshots and shops
- * (db/migrations), emptied by the build that covers the day. `day` null: every day of the shop (its
- * brand, platform or link time changed). Duplicates are allowed on purpose: no key means a writer never
- * waits for the build that is deleting the rows it claimed.
+ * The change log of the incremental build (D-6), filled by triggers (db/migrations); `day` null: the whole
+ * shop. No key on purpose: a writer never waits for the build deleting the rows it claimed.
  */
 export const aggregateChanges = pgTable('aggregate_changes', {
   shopId: integer('shop_id').notNull(),

@@ -12,22 +12,17 @@ import {
   text,
   unique,
 } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { brandRef } from './brands';
 import { createdAt, instant } from './columns';
 import { managers } from './managers';
-import { shops } from './shops';
+import { brandShopFk, shopRef } from './shops';
 
-/**
- * A phone number verified for a brand (partner guide § List shops of a brand: verification is per brand,
- * registration to a shop is a separate step). `manager_id` null: the number belongs to no administrator.
- */
+/** A phone number verified for a brand; `manager_id` null: it belongs to no administrator. */
 export const alertNumbers = pgTable(
   'alert_numbers',
   {
     id: serial('id').primaryKey(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     phoneNumber: text('phone_number').notNull(),
     managerId: integer('manager_id').references(() => managers.id),
     verifiedAt: instant('verified_at').notNull().defaultNow(),
@@ -47,20 +42,14 @@ export const alertNumbers = pgTable(
 );
 
 /**
- * A verified number registered to a shop: the authoritative list of alert recipients (rule 2).
- * At most 3 per shop is enforced by the database: a slot 1..3, unique per shop. `brand_id` is
- * the shop's and the number's brand (composite keys), so a number verified for one brand, and its
- * administrator's name, can never appear on another brand's shop.
+ * A verified number registered to a shop, the alert recipients (rule 2): at most 3, by a slot 1..3 unique
+ * per shop; composite keys keep a number and its administrator on their own brand's shops.
  */
 export const shopAlertNumbers = pgTable(
   'shop_alert_numbers',
   {
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    brandId: brandRef(),
+    shopId: shopRef(),
     alertNumberId: integer('alert_number_id')
       .notNull()
       .references(() => alertNumbers.id),
@@ -74,11 +63,7 @@ export const shopAlertNumbers = pgTable(
     unique('shop_alert_numbers_slot_uq').on(t.shopId, t.slot),
     check('shop_alert_numbers_slot_range', sql`${t.slot} BETWEEN 1 AND 3`),
     index('shop_alert_numbers_number_idx').on(t.alertNumberId),
-    foreignKey({
-      name: 'shop_alert_numbers_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('shop_alert_numbers', t),
     foreignKey({
       name: 'shop_alert_numbers_brand_number_fk',
       columns: [t.brandId, t.alertNumberId],

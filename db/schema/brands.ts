@@ -14,10 +14,7 @@ export const brands = pgTable(
       .references(() => partners.id),
     brandCode: text('brand_code').notNull().unique(),
     displayName: text('display_name').notNull(),
-    /**
-     * The brand's dissatisfaction star range (D-7), inclusive, compared with the
-     * rating rounded down (0.5 as 1). Read at query time, so a change applies at once (D-7).
-     */
+    /** The dissatisfaction star range (D-7), inclusive, against the rating rounded down (0.5 as 1). */
     criticalStarMin: smallint('critical_star_min').notNull().default(1),
     criticalStarMax: smallint('critical_star_max').notNull().default(2),
     ...createdAt,
@@ -33,3 +30,9 @@ export const brands = pgTable(
 );
 
 export type Brand = typeof brands.$inferSelect;
+
+/** A row's brand: every table of a brand's data carries it, so tenancy is in every key. */
+export const brandRef = () =>
+  integer('brand_id')
+    .notNull()
+    .references(() => brands.id);

@@ -1,17 +1,15 @@
 import { foreignKey, index, integer, pgTable, primaryKey, serial, text, unique } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { brandRef } from './brands';
 import { createdAt } from './columns';
 import { managerRoleEnum } from './enums';
-import { shops } from './shops';
+import { brandShopFk, shopRef } from './shops';
 
 /** A head-office administrator of a brand. Not a shop owner; being assigned does not mean receiving alerts. */
 export const managers = pgTable(
   'managers',
   {
     id: serial('id').primaryKey(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     displayName: text('display_name').notNull(),
     /** null is a real value: an administrator without a role (partner guide § List shops of a brand). */
     role: managerRoleEnum('role'),
@@ -20,20 +18,12 @@ export const managers = pgTable(
   (t) => [index('managers_brand_idx').on(t.brandId), unique('managers_brand_id_uq').on(t.brandId, t.id)],
 );
 
-/**
- * Assignment of administrators to shops (partner guide § List shops of a brand). `brand_id` is the shop's and the
- * manager's brand: the composite keys make a cross-brand link impossible, so one partner's API can never
- * show another brand's administrator.
- */
+/** Administrators assigned to shops; composite keys make a cross-brand link impossible. */
 export const shopManagers = pgTable(
   'shop_managers',
   {
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    brandId: brandRef(),
+    shopId: shopRef(),
     managerId: integer('manager_id')
       .notNull()
       .references(() => managers.id),
@@ -42,11 +32,7 @@ export const shopManagers = pgTable(
   (t) => [
     primaryKey({ columns: [t.shopId, t.managerId] }),
     index('shop_managers_manager_idx').on(t.managerId),
-    foreignKey({
-      name: 'shop_managers_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
+    brandShopFk('shop_managers', t),
     foreignKey({
       name: 'shop_managers_brand_manager_fk',
       columns: [t.brandId, t.managerId],

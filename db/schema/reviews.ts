@@ -4,28 +4,21 @@ import {
   boolean,
   check,
   doublePrecision,
-  foreignKey,
   index,
-  integer,
   pgTable,
   smallint,
   text,
   timestamp,
   unique,
 } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { brandRef } from './brands';
 import { createdAt, instant } from './columns';
 import { replyStateEnum } from './enums';
-import { shops } from './shops';
+import { brandShopFk, shopRef } from './shops';
 
 /**
- * A collected review. The review rules (D-7) that depend only on the row are stored generated
- * columns, so there is exactly one definition of each, shared by the filters, the output and the aggregate:
- * - `star_bucket`: the rating rounded down, 0.5 counted as 1, no rating as 0 (D-7);
- * - `is_replied`: POSTED or OWNER_DIRECT (D-7);
- * - `is_handled`: replied OR a negative-review alert was sent (D-7).
- * `is_critical` also depends on the brand's current range, so it is computed at read time (D-7), from
- * `star_bucket` and `ai_negative` (db/queries/reviews/rules.ts).
+ * A collected review. The rules of D-7 that depend only on the row (`star_bucket`, `is_replied`,
+ * `is_handled`) are generated columns, defined once; `is_critical` depends on the brand (rules.ts).
  */
 export const reviews = pgTable(
   'reviews',
@@ -34,18 +27,10 @@ export const reviews = pgTable(
     /** Public id; fixed-width so that text order equals age order (D-9 tie-break). */
     reviewCode: text('review_code').notNull(),
     /** Denormalised from the shop so that tenancy is in every index (the brand is every query's scope). */
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
-    /**
-     * Whole seconds, as the API writes `date`: what partners see is exactly what is filtered and ordered
-     * by (D-9), so two reviews in one shown second are ordered by review_id, visibly.
-     */
+    brandId: brandRef(),
+    shopId: shopRef(),
+    /** Whole seconds, as the API writes `date`, so what partners see is what is ordered by (D-9). */
     writtenAt: timestamp('written_at', { withTimezone: true, mode: 'date', precision: 0 }).notNull(),
-    /** "" for a star-only review. */
     content: text('content').notNull().default(''),
     /** 0.5 to 5 in steps of 0.5, or null when the review has no star rating. */
     rating: doublePrecision('rating'),
@@ -57,7 +42,6 @@ export const reviews = pgTable(
     /** Text of a posted, owner-direct, scheduled or failed reply; only shown when replied (D-7). */
     replyContent: text('reply_content'),
     replyAt: instant('reply_at'),
-    /** When a negative-review alert was sent; null if none. */
     alertSentAt: instant('alert_sent_at'),
     starBucket: smallint('star_bucket')
       .notNull()
@@ -70,14 +54,8 @@ export const reviews = pgTable(
   },
   (t) => [
     unique('reviews_code_uq').on(t.reviewCode),
-    // Tenancy in the keys: the denormalised brand must be the shop's brand.
-    foreignKey({
-      name: 'reviews_brand_shop_fk',
-      columns: [t.brandId, t.shopId],
-      foreignColumns: [shops.brandId, shops.id],
-    }),
-    // Ascending on purpose: drizzle-kit writes .desc() as DESC NULLS LAST, which ORDER BY … DESC cannot
-    // use; an ascending index read backwards serves "newest first" (PostgreSQL reads a B-tree either way).
+    brandShopFk('reviews', t),
+    // Ascending: drizzle-kit writes .desc() as DESC NULLS LAST, which ORDER BY … DESC cannot use.
     index('reviews_brand_written_idx').on(t.brandId, t.writtenAt, t.reviewCode),
     index('reviews_shop_written_idx').on(t.shopId, t.writtenAt, t.reviewCode),
     check(

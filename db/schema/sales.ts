@@ -1,15 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, date, integer, pgTable, primaryKey } from 'drizzle-orm/pg-core';
+import { bigint, check, date, pgTable, primaryKey } from 'drizzle-orm/pg-core';
 import { createdAt } from './columns';
-import { shops } from './shops';
+import { shopRef } from './shops';
 
-/** One collected sales snapshot per shop and KST day, in won (partner guide § Sales: sums of daily snapshots). */
 export const salesSnapshots = pgTable(
   'sales_snapshots',
   {
-    shopId: integer('shop_id')
-      .notNull()
-      .references(() => shops.id),
+    shopId: shopRef(),
     day: date('day', { mode: 'string' }).notNull(),
     amount: bigint('amount', { mode: 'number' }).notNull(),
     ...createdAt,

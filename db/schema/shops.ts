@@ -1,5 +1,5 @@
-import { foreignKey, index, integer, pgTable, serial, text, unique } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { foreignKey, index, integer, type PgColumn, pgTable, serial, text, unique } from 'drizzle-orm/pg-core';
+import { brandRef } from './brands';
 import { createdAt, instant } from './columns';
 import { platformEnum, shopStatusEnum } from './enums';
 import { brandUsers } from './users';
@@ -8,9 +8,7 @@ export const shops = pgTable(
   'shops',
   {
     id: serial('id').primaryKey(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     /** null: the shop belongs to no brand user (a shop's `user` may be null: partner guide § List shops of a brand). */
     userId: integer('user_id').references(() => brandUsers.id),
     platform: platformEnum('platform').notNull(),
@@ -38,3 +36,16 @@ export const shops = pgTable(
 );
 
 export type Shop = typeof shops.$inferSelect;
+
+export const shopRef = () =>
+  integer('shop_id')
+    .notNull()
+    .references(() => shops.id);
+
+/** A row that denormalises the brand refers to (brand_id, shop_id), so its brand must be the shop's. */
+export const brandShopFk = (table: string, t: { brandId: PgColumn; shopId: PgColumn }) =>
+  foreignKey({
+    name: `${table}_brand_shop_fk`,
+    columns: [t.brandId, t.shopId],
+    foreignColumns: [shops.brandId, shops.id],
+  });

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, index, integer, pgTable, primaryKey, serial, text, unique } from 'drizzle-orm/pg-core';
-import { brands } from './brands';
+import { brandRef } from './brands';
 import { createdAt } from './columns';
 import { accountStatusEnum, platformEnum } from './enums';
 
@@ -9,9 +9,7 @@ export const brandUsers = pgTable(
   'brand_users',
   {
     id: serial('id').primaryKey(),
-    brandId: integer('brand_id')
-      .notNull()
-      .references(() => brands.id),
+    brandId: brandRef(),
     userCode: text('user_code').notNull(),
     displayName: text('display_name').notNull(),
     ...createdAt,
@@ -24,7 +22,6 @@ export const brandUsers = pgTable(
   ],
 );
 
-/** A platform account a user linked; one per platform. */
 export const platformAccounts = pgTable(
   'platform_accounts',
   {

@@ -15,7 +15,6 @@ export const listBrandsMeta = readOperation({
 // The only read without a required parameter: callable with no input at all (`brands.list()`).
 export const listBrandsInput = z.object(pageParams).prefault({});
 
-/** A brand (partner guide § List brands). */
 export const brandSchema = z
   .object({
     brand_code: z.string().describe('Brand identifier, used in paths.'),

@@ -45,10 +45,7 @@ const counts = {
 };
 const { absent, variant } = reportRowParts<ReviewStatsGroupBy>('ReviewStatsRow', 'review statistics');
 
-/**
- * A review statistics row (partner guide § Review statistics), one variant per group_by
- * (routers/shared/report-rows.ts).
- */
+/** A review statistics row, one variant per group_by (routers/shared/report-rows.ts). */
 export const reviewStatsRowSchema = z
   .discriminatedUnion('group_by', [
     z

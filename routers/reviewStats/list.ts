@@ -5,7 +5,6 @@ import { rangeInOrder, resolveRange } from '../shared/range';
 import { pageOfVariants } from '../shared/report-rows';
 import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams, reviewStatsRowSchema } from './list.schema';
 
-/** GET /partner/v1/brands/{brand_code}/review-stats (partner guide § Review statistics). */
 export const list = brandProcedure(listReviewStatsParams, rangeInOrder)
   .meta(listReviewStatsMeta)
   .output(listReviewStatsOutput)

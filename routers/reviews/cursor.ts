@@ -4,10 +4,8 @@ import type { ReviewFilters, ReviewPosition } from '../../db/queries/reviews';
 import { PUBLIC_CODE } from '../../db/schema/columns';
 import { PartnerApiError } from '../../server/errors';
 
-// D-19 cursor pages of the review list. A cursor is opaque to partners: base64url of a small JSON array
-// holding the position after the last item read (written time in whole seconds, review_id; the D-9 order)
-// and a fingerprint of the brand and filters it was made under, so that it is refused under other ones.
-// It is not signed: a forged position reads nothing the same key could not read with page/limit.
+// D-19 cursor pages: base64url of [seconds, review_id, fingerprint of brand and filters]. Not signed: a
+// forged position reads nothing the same key could not read with page/limit.
 
 /** The characters of base64url without padding: anything else is malformed before it is decoded. */
 export const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,200}$/;
@@ -22,7 +20,6 @@ const payloadSchema = z.tuple([
   z.string(),
 ]);
 
-/** The filters a cursor is bound to: the brand of the path and every filter as parsed (absent ones dropped). */
 export type CursorScope = { brandCode: string; filters: ReviewFilters };
 
 function fingerprint({ brandCode, filters }: CursorScope): string {
@@ -33,14 +30,12 @@ function fingerprint({ brandCode, filters }: CursorScope): string {
   let print = fingerprints.get(text);
   if (print === undefined) {
     print = createHash('sha256').update(text).digest('base64url').slice(0, 16);
-    // Partners page through a few filter sets at a time; a full cache starts over.
     if (fingerprints.size >= MAX_FINGERPRINTS) fingerprints.clear();
     fingerprints.set(text, print);
   }
   return print;
 }
 
-/** Fingerprints already computed, by their brand and filters: every page of a list has a next link. */
 const fingerprints = new Map<string, string>();
 const MAX_FINGERPRINTS = 1024;
 
@@ -49,10 +44,7 @@ export function encodeCursor(position: ReviewPosition, scope: CursorScope): stri
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
 
-/**
- * The position a cursor holds, or why it cannot be used here: malformed (not one of ours), or made under
- * another brand or other filters (D-19, both 400).
- */
+/** The position a cursor holds, or why it is refused here (D-19, both 400). */
 export function decodeCursor(
   cursor: string,
   scope: CursorScope,
@@ -72,7 +64,6 @@ export function decodeCursor(
   return { position: { writtenAt: new Date(seconds * 1000), reviewCode } };
 }
 
-/** The position of a cursor listReviewsCheck has accepted (a refused one never gets here). */
 export function cursorPosition(cursor: string, scope: CursorScope): ReviewPosition {
   const decoded = decodeCursor(cursor, scope);
   if ('refused' in decoded) {
@@ -81,10 +72,7 @@ export function cursorPosition(cursor: string, scope: CursorScope): ReviewPositi
   return decoded.position;
 }
 
-/**
- * The `Link` header value of D-19: the path-absolute URL of the next page under the same filters and
- * limit, every parameter percent-encoded.
- */
+/** The `Link` header of D-19: the next page under the same filters and limit, percent-encoded. */
 export function nextPageLink(path: string, scope: CursorScope, limit: number, cursor: string): string {
   const parameters: [string, string][] = [
     ...Object.entries(scope.filters).flatMap(([name, value]): [string, string][] =>

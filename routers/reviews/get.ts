@@ -4,7 +4,6 @@ import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { getReviewMeta, getReviewOutput, getReviewParams } from './get.schema';
 
-/** GET /partner/v1/brands/{brand_code}/reviews/{review_id} (partner guide § Get one review). */
 export const get = brandProcedure(getReviewParams)
   .meta(getReviewMeta)
   .output(getReviewOutput)

@@ -55,10 +55,7 @@ export const listReviewsParams = {
   ),
 };
 
-/**
- * Rules across the parameters (D-11): from ≤ to, rating_min ≤ rating_max; and D-19: a cursor only on
- * page 1, decodable, and made under this brand and these filters.
- */
+/** Rules across the parameters (D-11): from ≤ to, rating_min ≤ rating_max; D-19: a cursor on page 1, of this scope. */
 export function listReviewsCheck(
   input: BrandParameters<typeof listReviewsParams>,
   issues: Parameters<typeof daysInOrder>[1],

@@ -5,7 +5,6 @@ import { rangeInOrder, resolveRange } from '../shared/range';
 import { pageOfVariants } from '../shared/report-rows';
 import { listSalesMeta, listSalesOutput, listSalesParams, salesRowSchema } from './list.schema';
 
-/** GET /partner/v1/brands/{brand_code}/sales (partner guide § Sales). */
 export const list = brandProcedure(listSalesParams, rangeInOrder)
   .meta(listSalesMeta)
   .output(listSalesOutput)

@@ -12,10 +12,7 @@ const ALWAYS: PartnerErrorCode[] = [
   'PARTNER_API_INTERNAL_ERROR',
 ];
 
-/**
- * The OpenAPI meta of a read: GET at its /partner/v1 path, protected by the key. `errors` are the codes
- * this operation adds to the common ones; server/openapi.ts documents each with the error envelope.
- */
+/** The OpenAPI meta of a read: GET at its /partner/v1 path, keyed; `errors` adds to the common codes. */
 export function readOperation(operation: {
   path: `/partner/v1/${string}`;
   summary: string;

@@ -2,12 +2,9 @@ import { z } from 'zod';
 import { isCalendarDay } from '../../db/kst';
 import type { ParameterIssues } from '../../server/trpc';
 
-// Query-string parameters (D-11). REST sends every value as a string; the tRPC transport and createCaller
-// send typed values. Each helper accepts both, exactly, and nothing else. They are z.preprocess pipes on
-// purpose: trpc-to-openapi rewrites plain z.number()/z.boolean() schemas into coercing ones ("false" →
-// true, " " → 0) but leaves pipes alone (trpc-to-openapi's coercion). A repeated parameter arrives
-// as an array and fails every helper (400). An empty value counts as absent: `optional`/`withDefault`
-// apply that first, outside the parsing, so `keyword=` and `page=` behave like no parameter at all.
+// Query-string parameters (D-11): each helper accepts a string (REST) or a typed value (tRPC), exactly.
+// They are z.preprocess pipes because trpc-to-openapi rewrites plain z.number()/z.boolean() into coercing
+// ones ("false" → true); a repeated parameter (an array) fails every helper, and empty counts as absent.
 
 type Raw<T> = T | string | undefined;
 
@@ -27,7 +24,6 @@ export function decimalParam(min: number, max: number) {
   );
 }
 
-/** `true` or `false`, exactly. */
 export function booleanParam() {
   return z.preprocess(
     (value: Raw<boolean | 'true' | 'false'>) => (value === 'true' ? true : value === 'false' ? false : value),
@@ -46,10 +42,7 @@ export function dayParam() {
     .meta({ format: 'date', example: '2026-11-01' });
 }
 
-/**
- * Free text of at most `max` characters, counted as code points so Hangul counts one each (D-8). A NUL
- * character cannot be stored or compared in PostgreSQL text, so it is a bad parameter, not a server error.
- */
+/** Free text of at most `max` code points (D-8); NUL cannot be stored in PostgreSQL text, so it is a bad parameter. */
 export function textParam(max: number) {
   return z
     .string()
@@ -60,12 +53,10 @@ export function textParam(max: number) {
 
 const absentIfEmpty = (value: unknown) => (value === '' ? undefined : value);
 
-/** An optional parameter; an empty value counts as absent. */
 export function optional<T extends z.ZodType>(schema: T) {
   return z.preprocess(absentIfEmpty as (value: z.input<T> | undefined) => unknown, schema.optional());
 }
 
-/** A parameter with a default; an empty value counts as absent. */
 export function withDefault<T extends z.ZodType>(schema: T, fallback: z.output<T>) {
   const defaulted = schema.optional().transform((value) => (value === undefined ? fallback : value));
   return z.preprocess(absentIfEmpty as (value: z.input<T> | undefined) => unknown, defaulted);
@@ -78,7 +69,6 @@ export function daysInOrder(input: { from?: string | undefined; to?: string | un
   }
 }
 
-/** `platform_shop_id` of the review list, review-stats and sales: only this shop. */
 export function platformShopIdParam() {
   return optional(textParam(100)).describe(
     'Only this shop. The same id on two platforms names two shops: add platform to pick one.',

@@ -2,9 +2,7 @@ import { addDays } from '../../db/kst';
 import type { ParameterIssues, RequestDay } from '../../server/trpc';
 import { dayParam, daysInOrder, optional } from './params';
 
-// The day range of the reads of the daily aggregate (partner guide § Dates and time (KST)): KST days, both inclusive.
-// `to` defaults to today, which depends on the request's clock, so the defaults are applied per request
-// (resolveRange), never as zod defaults.
+// The day range of the aggregate reads (KST, inclusive); `to` defaults to the request's today, so per request.
 
 /** The default range (partner guide § Dates and time (KST)): `from` defaults to this many days before `to`. */
 export const DEFAULT_RANGE_DAYS = 30;
@@ -16,16 +14,12 @@ export const rangeParams = {
 
 export type DayRange = { from: string; to: string };
 
-/** The range with its defaults applied: `to` = today, `from` = 30 days before `to` (so 31 days in all). */
 export function resolveRange(input: { from?: string | undefined; to?: string | undefined }, today: string): DayRange {
   const to = input.to ?? today;
   return { from: input.from ?? addDays(to, -DEFAULT_RANGE_DAYS), to };
 }
 
-/**
- * `from` later than `to` is 400 (D-11), judged after the defaults: `from` alone and after today is 400
- * too, as it is later than the default `to`. (A default `from` is never later than its `to`.)
- */
+/** `from` later than `to` is 400 (D-11), judged after the defaults. */
 export function rangeInOrder(
   input: { from?: string | undefined; to?: string | undefined },
   issues: ParameterIssues,

@@ -26,7 +26,6 @@ const managerSchema = z
   })
   .meta({ id: 'Manager' });
 
-/** A shop (partner guide § List shops of a brand). */
 export const shopSchema = z
   .object({
     name: z.string().describe('Shop name as registered on the platform.'),

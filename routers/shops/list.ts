@@ -3,7 +3,6 @@ import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { listShopsMeta, listShopsOutput, listShopsParams } from './list.schema';
 
-/** GET /partner/v1/brands/{brand_code}/shops (partner guide § List shops of a brand). */
 export const list = brandProcedure(listShopsParams)
   .meta(listShopsMeta)
   .output(listShopsOutput)

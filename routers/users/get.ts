@@ -4,7 +4,6 @@ import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { getUserMeta, getUserOutput, getUserParams } from './get.schema';
 
-/** GET /partner/v1/brands/{brand_code}/users/{user_code} (partner guide § Get one user). */
 export const get = brandProcedure(getUserParams)
   .meta(getUserMeta)
   .output(getUserOutput)

@@ -3,7 +3,6 @@ import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/envelope';
 import { listUsersMeta, listUsersOutput, listUsersParams } from './list.schema';
 
-/** GET /partner/v1/brands/{brand_code}/users (partner guide § List users of a brand). */
 export const list = brandProcedure(listUsersParams)
   .meta(listUsersMeta)
   .output(listUsersOutput)

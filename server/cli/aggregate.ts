@@ -1,5 +1,5 @@
 import { buildDailyAggregate } from '../../db/aggregate';
-import { openConfiguredDatabase, runCli } from './database';
+import { runCli, withConfiguredDatabase } from './database';
 
 const USAGE = `usage: npm run aggregate [-- --full] [--verbose]
 
@@ -8,8 +8,7 @@ log when it can, every row anew with --full. Safe beside running servers: the jo
 concurrent runs wait for each other.`;
 
 runCli(USAGE, { full: { type: 'boolean', default: false } }, async ({ values }) => {
-  const database = await openConfiguredDatabase();
-  try {
+  await withConfiguredDatabase(async (database) => {
     const started = Date.now();
     const result = await buildDailyAggregate(database.db, { now: new Date(), full: values.full });
     process.stdout.write(
@@ -17,7 +16,5 @@ runCli(USAGE, { full: { type: 'boolean', default: false } }, async ({ values }) 
         (result.kind === 'full' ? ` (${result.reviewRows} review-stats rows, ${result.salesRows} sales rows)` : '') +
         ` in ${Date.now() - started} ms\n`,
     );
-  } finally {
-    await database.close();
-  }
+  });
 });

@@ -1,6 +1,6 @@
 import { createBrand, findPartnerByName, listBrands } from '../../db/queries/apiKeys';
 import { isPublicCode } from '../../db/schema/columns';
-import { openConfiguredDatabase, printTable, runCli, UsageError } from './database';
+import { printTable, runCli, UsageError, withConfiguredDatabase } from './database';
 
 const USAGE = `usage: npm run brands -- <command>   (on DATABASE_URL)
 
@@ -28,8 +28,7 @@ runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
     }
   }
 
-  const database = await openConfiguredDatabase();
-  try {
+  await withConfiguredDatabase(async (database) => {
     if (command === 'list') {
       const rows = (await listBrands(database.db)).map((brand) => [brand.code, brand.name, brand.partner]);
       printTable(['CODE', 'NAME', 'PARTNER'], rows);
@@ -43,7 +42,5 @@ runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
       displayName: values.name as string,
     });
     process.stdout.write(`created brand ${brand?.brandCode} for ${partner.name}\n`);
-  } finally {
-    await database.close();
-  }
+  });
 });

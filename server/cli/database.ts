@@ -1,18 +1,20 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { openDatabase } from '../../db/client';
+import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { failureLines } from '../../db/failure';
 import { ConfigError, parseConfig } from '../config';
 
-/** The configured database for a CLI: DATABASE_URL is required (the embedded default lives in memory). */
-export async function openConfiguredDatabase() {
+/** Runs `work` on DATABASE_URL (required: the embedded default lives in memory), then closes it. */
+export async function withConfiguredDatabase(work: (database: DatabaseHandle) => Promise<void>): Promise<void> {
   const config = parseConfig(process.env);
-  if (!config.DATABASE_URL) {
-    throw new ConfigError('invalid configuration: DATABASE_URL is required for this command');
+  if (!config.DATABASE_URL) throw new ConfigError('invalid configuration: DATABASE_URL is required for this command');
+  const database = await openDatabase({ url: config.DATABASE_URL, maxConnections: 2 });
+  try {
+    await work(database);
+  } finally {
+    await database.close();
   }
-  return openDatabase({ url: config.DATABASE_URL, maxConnections: 2 });
 }
 
-/** The options every command takes. */
 const COMMON = {
   help: { type: 'boolean', short: 'h' },
   verbose: { type: 'boolean' },
@@ -53,12 +55,10 @@ export function runCli<const O extends ParseArgsOptionsConfig>(
   body({ values: args.values as ParsedValues<O>, positionals: args.positionals }).then(() => process.exit(0), fail);
 }
 
-/** The values parseArgs gives for these options. */
 type ParsedValues<O extends ParseArgsOptionsConfig> = ReturnType<
   typeof parseArgs<{ options: O; allowPositionals: true }>
 >['values'];
 
-/** Rows as columns aligned under a header, for the list commands. */
 export function printTable(header: string[], rows: string[][]) {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)));
   for (const row of [header, ...rows]) {

@@ -1,7 +1,7 @@
 import { displayPrefixOf, generateApiKey, hashApiKey, parseExpiry } from '../../db/keys';
 import { kstTimestamp } from '../../db/kst';
 import { findPartnerByName, insertApiKey, listApiKeys, revokeApiKey, setApiKeyExpiry } from '../../db/queries/apiKeys';
-import { openConfiguredDatabase, printTable, runCli, UsageError } from './database';
+import { printTable, runCli, UsageError, withConfiguredDatabase } from './database';
 
 const USAGE = `usage: npm run keys -- <command>   (on DATABASE_URL; D-4)
 
@@ -66,9 +66,7 @@ runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
     throw new UsageError(command ? `unknown command: ${command}` : 'a command is required');
   }
 
-  const database = await openConfiguredDatabase();
-  const { db } = database;
-  try {
+  await withConfiguredDatabase(async ({ db }) => {
     switch (command) {
       case 'issue': {
         const partner = await findPartnerByName(db, values.partner ?? '');
@@ -117,7 +115,5 @@ runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
         return;
       }
     }
-  } finally {
-    await database.close();
-  }
+  });
 });

@@ -1,4 +1,4 @@
-import { openConfiguredDatabase, runCli } from './database';
+import { runCli, withConfiguredDatabase } from './database';
 
 const USAGE = `usage: npm run db:migrate [-- --verbose]
 
@@ -6,11 +6,8 @@ Applies the committed migrations (db/migrations) to DATABASE_URL, idempotently: 
 as it is. --verbose prints the stack of a failure.`;
 
 runCli(USAGE, {}, async () => {
-  const database = await openConfiguredDatabase();
-  try {
+  await withConfiguredDatabase(async (database) => {
     await database.migrate();
     process.stdout.write('migrations applied\n');
-  } finally {
-    await database.close();
-  }
+  });
 });

@@ -1,5 +1,5 @@
 import { createPartner, listPartners, setPartnerActive } from '../../db/queries/apiKeys';
-import { openConfiguredDatabase, printTable, runCli, UsageError } from './database';
+import { printTable, runCli, UsageError, withConfiguredDatabase } from './database';
 
 const USAGE = `usage: npm run partners -- <command>   (on DATABASE_URL)
 
@@ -16,8 +16,7 @@ runCli(USAGE, {}, async ({ positionals }) => {
   if (command !== 'list' && !name?.trim()) throw new UsageError(`${command} needs the partner's NAME`);
   if (rest.length) throw new UsageError(`one NAME only (quote a name with spaces): ${positionals.slice(1).join(' ')}`);
 
-  const database = await openConfiguredDatabase();
-  try {
+  await withConfiguredDatabase(async (database) => {
     if (command === 'list') {
       const rows = (await listPartners(database.db)).map((partner) => [
         String(partner.id),
@@ -36,7 +35,5 @@ runCli(USAGE, {}, async ({ positionals }) => {
       }
       process.stdout.write(`partner ${name} ${command}d\n`);
     }
-  } finally {
-    await database.close();
-  }
+  });
 });

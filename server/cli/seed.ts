@@ -1,6 +1,6 @@
 import { seedDemo } from '../../db/seed/demo';
 import { seedLarge } from '../../db/seed/large';
-import { openConfiguredDatabase, runCli, UsageError } from './database';
+import { runCli, UsageError, withConfiguredDatabase } from './database';
 
 const USAGE = `usage: npm run db:seed [-- --reviews N] [--skip-demo] [--verbose]
 
@@ -13,8 +13,7 @@ runCli(USAGE, OPTIONS, async ({ values }) => {
   const reviews = values.reviews === undefined ? undefined : Number(values.reviews);
   if (reviews !== undefined && !(Number.isInteger(reviews) && reviews > 0))
     throw new UsageError('--reviews takes a positive whole number');
-  const database = await openConfiguredDatabase();
-  try {
+  await withConfiguredDatabase(async (database) => {
     if (!values['skip-demo']) {
       const summary = await seedDemo(database.db);
       process.stdout.write(`demo data: ${JSON.stringify(summary)}\n`);
@@ -25,9 +24,7 @@ runCli(USAGE, OPTIONS, async ({ values }) => {
       const seconds = (Date.now() - started) / 1000;
       process.stdout.write(`\n${result.brandCode}: ${result.reviews} reviews in ${seconds.toFixed(1)} s\n`);
     }
-  } finally {
-    await database.close();
-  }
+  });
 });
 
 function progressBar() {

@@ -7,7 +7,6 @@ import type { platformEnum } from '../../schema/enums';
 import { literalLimit, type PageRequest, paginate } from '../pagination';
 import { type CriticalBrand, isCritical, likePattern, matchesKeyword, type ReviewBrand } from './rules';
 
-/** The filters of the review list, already validated. Days are KST `YYYY-MM-DD`, both inclusive. */
 export type ReviewFilters = {
   from?: string | undefined;
   to?: string | undefined;
@@ -21,16 +20,12 @@ export type ReviewFilters = {
   keyword?: string | undefined;
 };
 
-/**
- * A place in the list's order (D-9): the written time (whole seconds) and review_id of an item. Cursor
- * pages (D-19) read the items after one.
- */
+/** A place in the list's order (D-9): the written time (whole seconds) and review_id; cursors read after it (D-19). */
 export type ReviewPosition = { writtenAt: Date; reviewCode: string };
 
 /** Which rows of the ordered list to read: LIMIT/OFFSET, optionally after a position (D-19). */
 export type ReviewWindow = { limit: number; offset: number; after?: ReviewPosition | undefined };
 
-/** One review (partner guide § Get one review), as both the list and the single read return it. */
 function reviewColumns(brand: CriticalBrand) {
   return {
     review_id: reviews.reviewCode,
@@ -49,26 +44,9 @@ function reviewColumns(brand: CriticalBrand) {
   };
 }
 
-type ReviewRow = {
-  review_id: string;
-  platform_shop_id: string;
-  shop_name: string;
-  platform: (typeof platformEnum.enumValues)[number];
-  date: string;
-  content: string;
-  rating: number | null;
-  menus: string[] | null;
-  isReplied: boolean;
-  replyContent: string | null;
-  replyDate: string | null;
-  is_critical: boolean;
-  is_handled: boolean;
-};
+type ReviewRow = Awaited<ReturnType<typeof listQuery>>[number];
 
-/**
- * D-7: a reply is shown only when REPLIED; a scheduled or failed reply's stored text never is. The keys in
- * the order of the Review schema (routers/reviews/review.schema.ts): the answer is not parsed again (D-25).
- */
+/** D-7: a reply is shown only when REPLIED. Keys in the Review schema's order: the answer is not parsed again (D-25). */
 function toReview(row: ReviewRow) {
   const replied = row.isReplied;
   return {
@@ -88,10 +66,7 @@ function toReview(row: ReviewRow) {
   };
 }
 
-/**
- * What a list statement binds, by name: the values of one call (ListValues), or placeholders of the same
- * names (the statement prepared once per shape, listReviews). Absent filters are absent here too.
- */
+/** What a list statement binds, by name: one call's values, or placeholders of the same names. */
 type Bindings = {
   brand: number;
   /** The brand's critical range, from the brand directory (D-7, D-23). */
@@ -119,8 +94,7 @@ function bindingsOf(brand: ReviewBrand, filters: ReviewFilters, window: ReviewWi
   if (filters.to !== undefined) bound.to = kstDayStart(addDays(filters.to, 1));
   if (filters.platform_shop_id !== undefined) bound.platformShopId = filters.platform_shop_id;
   if (filters.platform !== undefined) bound.platform = filters.platform;
-  // Rules 1-2: the star bucket (rating rounded down, 0.5 as 1, none as 0) against the bounds. The bucket
-  // is a whole number, so bucket ≥ 4.5 ⟺ bucket ≥ 5 and bucket ≤ 3.5 ⟺ bucket ≤ 3.
+  // Rules 1-2: the star bucket is whole, so bucket ≥ 4.5 ⟺ bucket ≥ 5 and bucket ≤ 3.5 ⟺ bucket ≤ 3.
   if (filters.rating_min !== undefined) bound.ratingMin = Math.ceil(filters.rating_min);
   if (filters.rating_max !== undefined) bound.ratingMax = Math.floor(filters.rating_max);
   if (filters.replied !== undefined) bound.replied = filters.replied;
@@ -137,17 +111,14 @@ function bindingsOf(brand: ReviewBrand, filters: ReviewFilters, window: ReviewWi
   return bound;
 }
 
-/** The same names as placeholders, for a statement prepared once and run with each call's values. */
 function placeholdersOf(bound: Bindings): Bindings {
   return Object.fromEntries(Object.keys(bound).map((name) => [name, sql.placeholder(name)])) as unknown as Bindings;
 }
 
-/** The brand as the critical rule takes it, from the bindings (values or placeholders). */
 function criticalBrandOf(bound: Bindings): CriticalBrand {
   return { criticalRange: { min: bound.criticalMin, max: bound.criticalMax } };
 }
 
-/** Each filter of partner guide § List reviews of a brand as one condition; absent filters add none. */
 function filterConditions(filters: ReviewFilters, bound: Bindings): SQL[] {
   const brand = criticalBrandOf(bound);
   const conditions: (SQL | undefined)[] = [
@@ -169,26 +140,20 @@ function filterConditions(filters: ReviewFilters, bound: Bindings): SQL[] {
 }
 
 /**
- * The list query, unexecuted: newest first, ties by review_id descending (D-9). Exposed so the benchmark
- * can EXPLAIN exactly what the API runs.
- *
- * Keys first: the page's (written_at, review_code) are chosen from the (brand_id, written_at, review_code)
- * index alone where the filters allow (an index-only scan, read backwards), and only the rows of the page
- * are then fetched and joined, so a deep OFFSET skips index entries, not heap rows and joins.
+ * The list query (newest first, D-9), exposed so the benchmark can EXPLAIN it. The page's keys come from
+ * the (brand_id, written_at, review_code) index first, so a deep OFFSET skips index entries, not rows.
  */
 export function reviewListQuery(db: Db, brand: ReviewBrand, filters: ReviewFilters, window: ReviewWindow) {
   return listQuery(db, filters, window, bindingsOf(brand, filters, window));
 }
 
 function listQuery(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings) {
-  // Keyset (D-19): strictly older in (written_at, review_code), a row comparison the same index reads
-  // backwards from the position, so a page at any depth costs what the first one costs.
+  // Keyset (D-19): a row comparison the same index reads backwards from the position.
   const afterPosition =
     bound.afterAt !== undefined &&
     sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${bound.afterAt}, ${bound.afterCode})`;
   const keys = db.select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode }).from(reviews);
-  // The shop is joined for choosing keys only when a filter is on it: an inner join is never removed by
-  // the planner, and reviews_brand_shop_fk guarantees every review has its shop.
+  // The shop is joined only for a filter on it: the planner never removes an inner join.
   const needsShop = filters.platform !== undefined || filters.platform_shop_id !== undefined;
   const chosen = (needsShop ? keys.innerJoin(shops, eq(shops.id, reviews.shopId)) : keys)
     .where(and(...filterConditions(filters, bound), afterPosition || undefined))
@@ -203,18 +168,13 @@ function listQuery(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: 
     .orderBy(desc(page.writtenAt), desc(page.reviewCode));
 }
 
-/**
- * The shape of a list statement: which filters it has (and the ones that change its text: critical's
- * sense, a keyword's length class), its page size, a position, an offset. Calls of one shape share one
- * statement text, built once (building it was a large part of a call's cost).
- */
+/** The shape of a list statement: calls of one shape share one statement text, built once. */
 function shapeOf(filters: ReviewFilters, window: ReviewWindow): string {
   const present = Object.keys(filters).filter((name) => filters[name as keyof ReviewFilters] !== undefined);
   const keyword = filters.keyword === undefined ? '' : [...filters.keyword].length >= 3 ? 'long' : 'short';
   return `${present.sort().join(',')}|${filters.critical ?? ''}|${keyword}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}`;
 }
 
-/** At most this many shapes are kept per database handle; past it the cache starts over. */
 const MAX_SHAPES = 256;
 
 type Prepared = { execute(values: Record<string, unknown>): Promise<ReviewRow[]> };
@@ -242,12 +202,9 @@ function driverValues(bound: Bindings): Record<string, unknown> {
 }
 
 /**
- * Reviews of all shops of the brand, a page at a time; with `after`, the page of the items
- * after that position (D-19: the caller allows it on page 1 only, so the offset is 0). The statement is
- * prepared once per shape and connection, and PostgreSQL may run it on a cached generic plan, except with
- * a keyword: its best plan depends on how common the word is (the trigram or grams index, or the ordered
- * index scan), and a plan cached after five common words would read a whole brand for an absent one, so
- * that statement is sent unnamed and planned for its own word every time.
+ * Reviews of all shops of the brand, a page at a time, after `after` if given (D-19). Statements are
+ * prepared per shape, except with a keyword: its best plan depends on how common the word is, so it is
+ * planned for each word.
  */
 export function listReviews(
   db: Db,
@@ -265,7 +222,6 @@ export function listReviews(
   }, page);
 }
 
-/** One review of the brand by its public id; undefined when missing or of another brand. */
 export async function findReview(db: Db, brand: ReviewBrand, reviewId: string) {
   if (!isPublicCode(reviewId)) return undefined;
   const [row] = await db

@@ -2,8 +2,7 @@ import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { reviews } from '../../schema';
 import type { BrandScope } from '../brands';
 
-// The review rules (D-7, D-8) that are not plain columns, each defined once and used both for the
-// output field and for its filter. (Row-only rules are generated columns: db/schema/reviews.ts.)
+// The review rules (D-7, D-8) that are not plain columns, each defined once for the field and its filter.
 
 /** A brand's dissatisfaction range (D-7): star buckets from `min` to `max`, both included. */
 export type CriticalRange = { min: number; max: number };
@@ -19,11 +18,7 @@ export type CriticalBrand = {
   criticalRange: { min: number | SQLWrapper; max: number | SQLWrapper };
 };
 
-/**
- * is_critical (D-7): the star bucket (rating rounded down, 0.5 as 1, none as 0) falls in the
- * brand's current dissatisfaction range, OR the stored AI judgement is negative. An unrated review is in
- * bucket 0, outside every range, so the AI alone decides for it.
- */
+/** is_critical (D-7): the star bucket in the brand's range, OR a negative AI judgement (unrated: bucket 0). */
 export function isCritical({ criticalRange: range }: CriticalBrand): SQL<boolean> {
   return sql<boolean>`(${reviews.starBucket} BETWEEN ${range.min}::smallint AND ${range.max}::smallint OR ${reviews.aiNegative})`;
 }
@@ -34,19 +29,13 @@ export function likePattern(keyword: string): string {
 }
 
 /**
- * keyword (D-8): a case-insensitive substring of the content or of any one menu name. The
- * menu text expression is the trigram-indexed one (migration 0001); the EXISTS keeps a match from
- * spanning two menu names. A keyword of one or two characters has no trigram: for it, the brand's reviews
- * holding each of its lower-cased characters and pairs are found first in the brand-scoped index of
- * migration 0012 (the same function on both sides, so the same lower(), and the read brand bound on the
- * keyword's side); the ILIKE stays as the exact rule.
+ * keyword (D-8): a case-insensitive substring of the content or of one menu name (the EXISTS keeps a match
+ * from spanning two). Under three characters there is no trigram: the grams index of migration 0012 finds
+ * candidates first, and the ILIKE stays the exact rule.
  */
 export function matchesKeyword(
   keyword: string,
-  /**
-   * What the statement binds: the brand read, the keyword and its pattern, or placeholders for them (a
-   * prepared statement). The brand must be the one the statement reads (its `brand_id` condition).
-   */
+  /** Values or placeholders; `brand` must be the one the statement reads. */
   bound: { brand: BrandScope['id'] | SQLWrapper; keyword: string | SQLWrapper; pattern: string | SQLWrapper },
 ): SQL<boolean> {
   const { pattern } = bound;
