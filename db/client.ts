@@ -72,8 +72,10 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     const bounds = options.bounds;
     const settings = {
       onnotice: () => {},
-      // drizzle parses arrays itself; postgres.js's type lookup costs a round trip per connection.
-      fetch_types: false,
+      // The CLIs write arrays (the seed), which needs postgres.js's array types. The server only reads them
+      // through drizzle, which parses them; its pools skip the lookup, whose failure while a pool closes
+      // mid-connect is an unhandled rejection in postgres.js.
+      fetch_types: bounds === undefined,
       connect_timeout: connectTimeoutMs / 1000,
       connection: {
         // Sessions read and write instants; the KST conversion is explicit in the queries (D-5).
