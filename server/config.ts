@@ -36,10 +36,7 @@ export const configSchema = z
               .split(/\s*,\s*/)
               .filter(Boolean)
           : value,
-      z
-        .array(url(/^postgres(ql)?$/))
-        .optional()
-        .default([]),
+      z.array(url(/^postgres(ql)?$/)).default([]),
     ),
     DATABASE_REPLICA_MAX_LAG_MS: integer(100, 600_000, 5_000),
     DATABASE_REPLICA_CHECK_MS: integer(50, 60_000, 1_000),
