@@ -75,8 +75,6 @@ async function runLogged(deps: Deps): Promise<boolean> {
 
 /** D-22: aggregate runs by outcome, and how long they took. */
 function countRun(outcome: string, ms: number) {
-  const registered = metrics;
-  if (!registered) return;
-  registered.aggregateRuns.inc({ outcome });
-  registered.aggregateDuration.observe({ outcome }, ms / 1000);
+  metrics?.aggregateRuns.inc({ outcome });
+  metrics?.aggregateDuration.observe({ outcome }, ms / 1000);
 }

@@ -36,10 +36,7 @@ export const configSchema = z
               .split(/\s*,\s*/)
               .filter(Boolean)
           : value,
-      z
-        .array(url(/^postgres(ql)?$/))
-        .optional()
-        .default([]),
+      z.array(url(/^postgres(ql)?$/)).default([]),
     ),
     DATABASE_REPLICA_MAX_LAG_MS: integer(100, 600_000, 5_000),
     DATABASE_REPLICA_CHECK_MS: integer(50, 60_000, 1_000),
@@ -48,10 +45,7 @@ export const configSchema = z
     UPSTASH_REDIS_REST_TOKEN: optional(z.string()),
     PORT: integer(0, 65535, 3000),
     HOST: z.preprocess(emptyAsUndefined, z.string().optional().default('127.0.0.1')),
-    LOG_LEVEL: z.preprocess(
-      emptyAsUndefined,
-      z.enum(['debug', 'info', 'warn', 'error', 'silent']).optional().default('info'),
-    ),
+    LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info')),
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
     REQUEST_DEADLINE_MS: integer(100, 600_000, 10_000),
     DB_STATEMENT_TIMEOUT_MS: optional(whole()),

@@ -7,21 +7,16 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
  * nothing more precise is known (D-22; never sent). Nothing outside this table reaches a response (D-12).
  */
 export const ERROR_CATALOGUE = {
-  /** A query parameter is malformed or out of range (D-11). */
   PARTNER_API_INVALID_PARAMETER: { httpStatus: 400, trpcCode: 'BAD_REQUEST', reason: 'a parameter broke its rule' },
-  /** No x-partner-api-key header, or an empty one (D-13). */
   PARTNER_API_KEY_REQUIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'no x-partner-api-key header' },
   PARTNER_API_KEY_INVALID: {
     httpStatus: 401,
     trpcCode: 'UNAUTHORIZED',
     reason: 'the key is not one the service issued',
   },
-  /** The key was revoked. */
   PARTNER_API_KEY_INACTIVE: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'the key was revoked' },
   PARTNER_API_KEY_EXPIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'the key has expired' },
-  /** The key is valid but its partner is deactivated. */
   PARTNER_API_FORBIDDEN: { httpStatus: 403, trpcCode: 'FORBIDDEN', reason: "the key's partner is deactivated" },
-  /** Missing, or outside the key's partner: the two are indistinguishable on purpose (D-13). */
   PARTNER_API_BRAND_NOT_FOUND: {
     httpStatus: 404,
     trpcCode: 'NOT_FOUND',
@@ -29,26 +24,40 @@ export const ERROR_CATALOGUE = {
   },
   PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such review in the brand' },
   PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such user in the brand' },
-  /** Any path not in the API, or any method but GET on one (D-12). */
   PARTNER_API_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such path, procedure or method' },
   PARTNER_API_RATE_LIMITED: {
     httpStatus: 429,
     trpcCode: 'TOO_MANY_REQUESTS',
     reason: "the key's calls of the minute are spent",
   },
-  /** Anything unforeseen; the cause goes to the log with the request id, never to the response. */
   PARTNER_API_INTERNAL_ERROR: { httpStatus: 500, trpcCode: 'INTERNAL_SERVER_ERROR', reason: 'an internal error' },
 } as const satisfies Record<string, { httpStatus: number; trpcCode: TRPC_ERROR_CODE_KEY; reason: string }>;
 
 export type PartnerErrorCode = keyof typeof ERROR_CATALOGUE;
 
+/** When each code is answered (D-11..D-14): the partner guide's words, shorter (the OpenAPI document's). */
+export const ERROR_DESCRIPTIONS = {
+  PARTNER_API_INVALID_PARAMETER:
+    'A query parameter is malformed, out of range, given twice, or breaks a rule across parameters.',
+  PARTNER_API_KEY_REQUIRED: 'The x-partner-api-key header is missing or empty.',
+  PARTNER_API_KEY_INVALID: 'The key is not registered.',
+  PARTNER_API_KEY_INACTIVE: 'The key was revoked.',
+  PARTNER_API_KEY_EXPIRED: 'The key has expired.',
+  PARTNER_API_FORBIDDEN: 'The key is valid but its partner is deactivated.',
+  PARTNER_API_BRAND_NOT_FOUND: 'The brand_code does not exist or belongs to another partner (indistinguishable).',
+  PARTNER_API_REVIEW_NOT_FOUND: 'The review_id does not exist or is not of this brand.',
+  PARTNER_API_USER_NOT_FOUND: 'The user_code does not exist or is not of this brand.',
+  PARTNER_API_NOT_FOUND:
+    'The path is not exactly a path of this API, or the method is not GET (with or without a key).',
+  PARTNER_API_RATE_LIMITED: 'Too many calls: wait Retry-After seconds before the next one.',
+  PARTNER_API_INTERNAL_ERROR: 'An unforeseen failure; quote the x-request-id header when reporting it.',
+} satisfies Record<PartnerErrorCode, string>;
+
 /** The one fixed text of every error (partner guide § Responses, D-12). */
 export const ERROR_MESSAGE = 'The request cannot be processed.';
 
 /** The error body of partner guide § Errors: exactly these three fields. */
-export type ErrorEnvelope = { status: PartnerErrorCode; status_code: number; message: string };
-
-export function errorEnvelope(code: PartnerErrorCode): ErrorEnvelope {
+export function errorEnvelope(code: PartnerErrorCode) {
   return { status: code, status_code: ERROR_CATALOGUE[code].httpStatus, message: ERROR_MESSAGE };
 }
 

@@ -56,7 +56,7 @@ function messageOf(error: ErrorLike, message: string): string {
   // drizzle: "Failed query: <sql>\nparams: <values>"; the statement is logged apart, the values never.
   if (isDrizzleQueryError(error) || message.startsWith('Failed query:')) return 'Failed query';
   // PostgreSQL's own messages quote the offending value (`invalid input syntax for type date: "…"`).
-  if (isPostgresError(error)) return withoutQuotedValues(message).slice(0, MAX_MESSAGE);
+  if (isPostgresError(error)) return message.replace(QUOTED_VALUE, '"…"').slice(0, MAX_MESSAGE);
   return message.slice(0, MAX_MESSAGE);
 }
 
@@ -75,10 +75,6 @@ function isPostgresError(error: ErrorLike) {
 /** Quoted text in a PostgreSQL message, except the names of schema objects (relation "reviews"). */
 const QUOTED_VALUE =
   /(?<!\b(?:relation|column|table|constraint|index|function|type|schema|database|role|sequence|view|operator|extension) )"[^"]*"/g;
-
-export function withoutQuotedValues(message: string): string {
-  return message.replace(QUOTED_VALUE, '"…"');
-}
 
 function statementOf(query: string): string {
   const text = query.replace(/\s+/g, ' ').trim();

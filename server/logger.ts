@@ -17,15 +17,11 @@ let stdout: ReturnType<typeof pino.destination> | undefined;
 
 /** stdout, shared by every logger, written in batches (D-22): one system call for many lines; the rest at exit. */
 function batchedStdout() {
-  if (stdout) return stdout;
-  const destination = pino.destination({
-    sync: true,
-    minLength: LOG_BATCH_BYTES,
-    periodicFlush: LOG_FLUSH_MS,
-  });
-  process.on('exit', flushLogs);
-  stdout = destination;
-  return destination;
+  if (!stdout) {
+    stdout = pino.destination({ sync: true, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
+    process.on('exit', flushLogs);
+  }
+  return stdout;
 }
 
 /** Writes the lines still waiting for their batch now: the start's lines, before the banner that follows them. */

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openDatabase } from '../db/client';
@@ -86,8 +87,7 @@ async function main() {
     draining: () => stopping,
   });
   const server = createHttpServer(app, log, config);
-  server.listen(config.PORT, config.HOST);
-  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  await once(server.listen(config.PORT, config.HOST), 'listening');
   const { port } = server.address() as AddressInfo;
   const base = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`;
   log.info(

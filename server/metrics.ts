@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import http from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Logger } from './logger';
@@ -157,12 +158,6 @@ export async function startMetricsServer(
   });
   // A scraper's keep-alive connection must not hold the drain open.
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await once(server.listen(options.port, options.host), 'listening');
   return server;
 }

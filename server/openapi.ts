@@ -1,6 +1,6 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../routers';
-import { ERROR_CATALOGUE, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
+import { ERROR_CATALOGUE, ERROR_DESCRIPTIONS, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
 import { restRoutes } from './routes';
 
 // The OpenAPI document of the REST facade (D-15), generated from the router and finished where the library
@@ -25,24 +25,6 @@ const TAGS: Record<string, string> = {
   'Review statistics': 'Review and reply counts and the star distribution, from the daily aggregate (today excluded).',
   Sales: 'Summed daily sales snapshots in won, from the daily aggregate (today excluded).',
 };
-
-/** When each code is answered (D-11..D-14): the partner guide's words, shorter. */
-const ERROR_DESCRIPTIONS = {
-  PARTNER_API_INVALID_PARAMETER:
-    'A query parameter is malformed, out of range, given twice, or breaks a rule across parameters.',
-  PARTNER_API_KEY_REQUIRED: 'The x-partner-api-key header is missing or empty.',
-  PARTNER_API_KEY_INVALID: 'The key is not registered.',
-  PARTNER_API_KEY_INACTIVE: 'The key was revoked.',
-  PARTNER_API_KEY_EXPIRED: 'The key has expired.',
-  PARTNER_API_FORBIDDEN: 'The key is valid but its partner is deactivated.',
-  PARTNER_API_BRAND_NOT_FOUND: 'The brand_code does not exist or belongs to another partner (indistinguishable).',
-  PARTNER_API_REVIEW_NOT_FOUND: 'The review_id does not exist or is not of this brand.',
-  PARTNER_API_USER_NOT_FOUND: 'The user_code does not exist or is not of this brand.',
-  PARTNER_API_NOT_FOUND:
-    'The path is not exactly a path of this API, or the method is not GET (with or without a key).',
-  PARTNER_API_RATE_LIMITED: 'Too many calls: wait Retry-After seconds before the next one.',
-  PARTNER_API_INTERNAL_ERROR: 'An unforeseen failure; quote the x-request-id header when reporting it.',
-} satisfies Record<PartnerErrorCode, string>;
 
 /** Reusable response headers (D-12, D-14, D-19). */
 const HEADERS: Record<string, Json> = {

@@ -12,11 +12,11 @@ export type AccessRecord = {
   traceId: string;
   client: string | undefined;
   /** The procedure (`reviews.list`), `trpc.batch`, or a route label (routeLabel): bounded cardinality. */
-  operation: string | undefined;
-  partnerId: number | undefined;
-  keyPrefix: string | undefined;
-  code: string | undefined;
-  cause: unknown;
+  operation?: string;
+  partnerId?: number;
+  keyPrefix?: string;
+  code?: string;
+  cause?: unknown;
 };
 
 /** The parts of a W3C Trace Context `traceparent` header (version 00 layout). */
@@ -45,11 +45,6 @@ export function requestIdAndAccessLog(log: Logger) {
       requestId,
       traceId: span?.traceId ?? parent?.traceId ?? randomUUID().replaceAll('-', ''),
       client: req.ip ?? req.socket.remoteAddress,
-      operation: undefined,
-      partnerId: undefined,
-      keyPrefix: undefined,
-      code: undefined,
-      cause: undefined,
     };
     res.locals.requestId = requestId;
     res.locals.access = access;

@@ -3,14 +3,12 @@ import type { PartnerErrorCode } from './errors';
 type ProcedureMeta = { openapi?: { method: string; path: string }; partnerErrors?: PartnerErrorCode[] };
 type RouterLike = { _def: { procedures: Record<string, unknown> } };
 
-/** A REST route as the router's meta declares it: its path and a pattern whose groups are its parameters. */
-export type RestRoute = { path: string; pattern: RegExp; partnerErrors: PartnerErrorCode[] };
-
 /**
- * The REST routes of a router, each with an exact pattern (D-12): case-sensitive, no trailing slash, a
- * `{param}` one segment that is not `.` or `..` and has no backslash (URL parsers resolve or rewrite those).
+ * The REST routes of a router as its meta declares them, each with an exact pattern (D-12): case-sensitive, no
+ * trailing slash, a `{param}` one segment that is not `.` or `..` and has no backslash (URL parsers resolve or
+ * rewrite those).
  */
-export function restRoutes(router: RouterLike): RestRoute[] {
+export function restRoutes(router: RouterLike) {
   return Object.values(router._def.procedures).flatMap((procedure) => {
     const meta = (procedure as { _def: { meta?: ProcedureMeta } })._def.meta;
     if (!meta?.openapi) return [];

@@ -52,13 +52,7 @@ export type RequestContext = Services & {
 
 export function createRequestContext(
   services: Services,
-  request: {
-    apiKey?: string | undefined;
-    clientAddress?: string;
-    requestId?: string;
-    signal?: AbortSignal | undefined;
-    access?: AccessRecord | undefined;
-  },
+  request: Partial<Pick<RequestContext, 'apiKey' | 'clientAddress' | 'requestId' | 'signal' | 'access'>>,
 ): RequestContext {
   return {
     ...services,

@@ -164,8 +164,7 @@ export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
       throw error;
     }
   };
-  const traced = tracing;
-  return traced ? traced.procedure(path, bounded) : bounded();
+  return tracing ? tracing.procedure(path, bounded) : bounded();
 });
 
 /** `{brand_code}` of every brand path. Any string: a malformed code is simply a missing brand (404). */

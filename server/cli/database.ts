@@ -62,11 +62,7 @@ type ParsedValues<O extends ParseArgsOptionsConfig> = ReturnType<
 export function printTable(header: string[], rows: string[][]) {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)));
   for (const row of [header, ...rows]) {
-    process.stdout.write(
-      `${row
-        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-        .join('  ')
-        .trimEnd()}\n`,
-    );
+    const line = row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
+    process.stdout.write(`${line.trimEnd()}\n`);
   }
 }

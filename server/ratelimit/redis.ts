@@ -1,23 +1,20 @@
-import { Redis } from '@upstash/redis';
+import { Redis, type Requester, type UpstashRequest, type UpstashResponse } from '@upstash/redis';
 import { createClient } from 'redis';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
-import type { RateLimitDecision, RateLimiter, RateLimitPolicy } from './sliding-window';
-import { decide } from './sliding-window';
+import { decide, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from './sliding-window';
 
 // The shared store of D-14: the project's scripts on an @upstash/redis client (over HTTP for Upstash, over
 // node-redis for a plain Redis). @upstash/ratelimit's own script cannot judge a batch atomically (D-14).
 
-type UpstashRequest = { path?: string[]; body?: unknown };
-type UpstashResponse = { result?: unknown; error?: string };
 type NodeRedis = ReturnType<typeof createClient>;
 /** What the limiter needs of @upstash/redis's Script: EVALSHA, falling back to EVAL on NOSCRIPT. */
 type Script<TResult> = { exec(keys: string[], args: string[]): Promise<TResult> };
 
 /** @upstash/redis's requester over node-redis, for single commands (all the limiter sends). */
-export function nodeRedisRequester(client: NodeRedis) {
+export function nodeRedisRequester(client: NodeRedis): Requester {
   return {
-    async request<TResult>({ path, body }: UpstashRequest): Promise<UpstashResponse & { result?: TResult }> {
+    async request<TResult>({ path, body }: UpstashRequest): Promise<UpstashResponse<TResult>> {
       if (path?.length) throw new Error(`unsupported @upstash/redis request: ${path.join('/')}`);
       try {
         return { result: (await client.sendCommand((body as unknown[]).map(String))) as TResult };
