@@ -1,19 +1,21 @@
 import { createCallerFactory, router } from '../server/trpc';
-import { brandsRouter } from './brands';
-import { reviewStatsRouter } from './reviewStats';
-import { reviewsRouter } from './reviews';
-import { salesRouter } from './sales';
-import { shopsRouter } from './shops';
-import { usersRouter } from './users';
+import { list as listBrands } from './brands/list';
+import { list as listReviewStats } from './reviewStats/list';
+import { get as getReview } from './reviews/get';
+import { list as listReviews } from './reviews/list';
+import { list as listSales } from './sales/list';
+import { list as listShops } from './shops/list';
+import { get as getUser } from './users/get';
+import { list as listUsers } from './users/list';
 
 /** The whole API: composition only. Its type is the SDK's contract. */
 export const appRouter = router({
-  brands: brandsRouter,
-  users: usersRouter,
-  shops: shopsRouter,
-  reviews: reviewsRouter,
-  reviewStats: reviewStatsRouter,
-  sales: salesRouter,
+  brands: { list: listBrands },
+  users: { list: listUsers, get: getUser },
+  shops: { list: listShops },
+  reviews: { list: listReviews, get: getReview },
+  reviewStats: { list: listReviewStats },
+  sales: { list: listSales },
 });
 
 export type AppRouter = typeof appRouter;

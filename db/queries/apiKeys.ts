@@ -32,13 +32,7 @@ export async function findPartnerByName(db: Db, name: string) {
 
 export async function insertApiKey(
   db: Db,
-  key: {
-    partnerId: number;
-    keyHash: string;
-    displayPrefix: string;
-    label?: string | undefined;
-    expiresAt?: Date | undefined;
-  },
+  key: Pick<typeof apiKeys.$inferInsert, 'partnerId' | 'keyHash' | 'displayPrefix' | 'label' | 'expiresAt'>,
 ) {
   const [row] = await db.insert(apiKeys).values(key).returning({ id: apiKeys.id });
   return row;

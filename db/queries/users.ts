@@ -38,10 +38,7 @@ export async function findUser(db: Db, brand: BrandScope, userCode: string) {
   return user;
 }
 
-async function withPlatformAccounts(
-  db: Db,
-  users: { id: number; user_code: string; display_name: string; createdAt: Date }[],
-) {
+async function withPlatformAccounts<User extends { id: number; createdAt: Date }>(db: Db, users: User[]) {
   const ids = users.map((user) => user.id);
   const accounts = ids.length
     ? await db

@@ -52,16 +52,14 @@ export const reviewStatsRowSchema = z
       .object({
         group_by: z.literal('date').describe('Aggregation unit.'),
         date: kstDaySchema.describe('Aggregation day (KST).'),
-        platform_shop_id: absent('date'),
-        shop_name: absent('date'),
-        platform: absent('date'),
+        ...absent('date', ['platform_shop_id', 'shop_name', 'platform']),
         ...counts,
       })
       .meta(variant('date')),
     z
       .object({
         group_by: z.literal('shop').describe('Aggregation unit.'),
-        date: absent('shop'),
+        ...absent('shop', ['date']),
         platform_shop_id: z.string().describe('Platform-side shop id.'),
         shop_name: z.string().describe('Shop name.'),
         platform: platformSchema,
@@ -71,9 +69,7 @@ export const reviewStatsRowSchema = z
     z
       .object({
         group_by: z.literal('platform').describe('Aggregation unit.'),
-        date: absent('platform'),
-        platform_shop_id: absent('platform'),
-        shop_name: absent('platform'),
+        ...absent('platform', ['date', 'platform_shop_id', 'shop_name']),
         platform: platformSchema,
         ...counts,
       })

@@ -27,17 +27,8 @@ function fingerprint({ brandCode, filters }: CursorScope): string {
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1));
   const text = JSON.stringify([brandCode, given]);
-  let print = fingerprints.get(text);
-  if (print === undefined) {
-    print = createHash('sha256').update(text).digest('base64url').slice(0, 16);
-    if (fingerprints.size >= MAX_FINGERPRINTS) fingerprints.clear();
-    fingerprints.set(text, print);
-  }
-  return print;
+  return createHash('sha256').update(text).digest('base64url').slice(0, 16);
 }
-
-const fingerprints = new Map<string, string>();
-const MAX_FINGERPRINTS = 1024;
 
 export function encodeCursor(position: ReviewPosition, scope: CursorScope): string {
   const payload = [Math.floor(position.writtenAt.getTime() / 1000), position.reviewCode, fingerprint(scope)];

@@ -47,8 +47,7 @@ export const salesRowSchema = z
     z
       .object({
         group_by: z.literal('shop').describe('Aggregation unit.'),
-        date: absent('shop'),
-        week_start: absent('shop'),
+        ...absent('shop', ['date', 'week_start']),
         platform_shop_id: z.string().describe('Platform-side shop id.'),
         shop_name: z.string().describe('Shop name.'),
         platform: salesPlatformSchema,
@@ -59,23 +58,16 @@ export const salesRowSchema = z
     z
       .object({
         group_by: z.literal('platform').describe('Aggregation unit.'),
-        date: absent('platform'),
-        week_start: absent('platform'),
-        platform_shop_id: absent('platform'),
-        shop_name: absent('platform'),
+        ...absent('platform', ['date', 'week_start', 'platform_shop_id', 'shop_name']),
         platform: salesPlatformSchema,
-        user: absent('platform'),
+        ...absent('platform', ['user']),
         sales_amount: salesAmount,
       })
       .meta(variant('platform')),
     z
       .object({
         group_by: z.literal('user').describe('Aggregation unit.'),
-        date: absent('user'),
-        week_start: absent('user'),
-        platform_shop_id: absent('user'),
-        shop_name: absent('user'),
-        platform: absent('user'),
+        ...absent('user', ['date', 'week_start', 'platform_shop_id', 'shop_name', 'platform']),
         user: embeddedUserSchema
           .nullable()
           .describe('The brand user of the group; null for the group of the shops without a user (D-10).'),
@@ -86,23 +78,16 @@ export const salesRowSchema = z
       .object({
         group_by: z.literal('date').describe('Aggregation unit.'),
         date: kstDaySchema.describe('Aggregation day (KST).'),
-        week_start: absent('date'),
-        platform_shop_id: absent('date'),
-        shop_name: absent('date'),
-        platform: absent('date'),
-        user: absent('date'),
+        ...absent('date', ['week_start', 'platform_shop_id', 'shop_name', 'platform', 'user']),
         sales_amount: salesAmount,
       })
       .meta(variant('date')),
     z
       .object({
         group_by: z.literal('week').describe('Aggregation unit.'),
-        date: absent('week'),
+        ...absent('week', ['date']),
         week_start: kstDaySchema.describe('Monday of the week (KST). Only days inside the range are summed.'),
-        platform_shop_id: absent('week'),
-        shop_name: absent('week'),
-        platform: absent('week'),
-        user: absent('week'),
+        ...absent('week', ['platform_shop_id', 'shop_name', 'platform', 'user']),
         sales_amount: salesAmount,
       })
       .meta(variant('week')),

@@ -5,7 +5,7 @@ import { reviews, shops } from '../../schema';
 import { isPublicCode } from '../../schema/columns';
 import type { platformEnum } from '../../schema/enums';
 import { literalLimit, type PageRequest, paginate } from '../pagination';
-import { type CriticalBrand, isCritical, likePattern, matchesKeyword, type ReviewBrand } from './rules';
+import { type CriticalBrand, isCritical, matchesKeyword, type ReviewBrand } from './rules';
 
 export type ReviewFilters = {
   from?: string | undefined;
@@ -80,8 +80,6 @@ type Bindings = {
   ratingMax?: number;
   replied?: boolean;
   handled?: boolean;
-  keyword?: string;
-  pattern?: string;
   afterAt?: string;
   afterCode?: string;
   offset?: number;
@@ -99,10 +97,6 @@ function bindingsOf(brand: ReviewBrand, filters: ReviewFilters, window: ReviewWi
   if (filters.rating_max !== undefined) bound.ratingMax = Math.floor(filters.rating_max);
   if (filters.replied !== undefined) bound.replied = filters.replied;
   if (filters.handled !== undefined) bound.handled = filters.handled;
-  if (filters.keyword !== undefined) {
-    bound.keyword = filters.keyword;
-    bound.pattern = likePattern(filters.keyword);
-  }
   if (window.after) {
     bound.afterAt = window.after.writtenAt.toISOString();
     bound.afterCode = window.after.reviewCode;
@@ -132,9 +126,8 @@ function filterConditions(filters: ReviewFilters, bound: Bindings): SQL[] {
     bound.replied === undefined ? undefined : eq(reviews.isReplied, bound.replied),
     filters.critical === undefined ? undefined : filters.critical ? isCritical(brand) : not(isCritical(brand)),
     bound.handled === undefined ? undefined : eq(reviews.isHandled, bound.handled),
-    filters.keyword === undefined || bound.keyword === undefined || bound.pattern === undefined
-      ? undefined
-      : matchesKeyword(filters.keyword, { brand: bound.brand, keyword: bound.keyword, pattern: bound.pattern }),
+    // Never a placeholder: a list with a keyword is planned for each word (listReviews).
+    filters.keyword === undefined ? undefined : matchesKeyword(filters.keyword, bound.brand),
   ];
   return conditions.filter((condition): condition is SQL => condition !== undefined);
 }
@@ -171,8 +164,7 @@ function listQuery(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: 
 /** The shape of a list statement: calls of one shape share one statement text, built once. */
 function shapeOf(filters: ReviewFilters, window: ReviewWindow): string {
   const present = Object.keys(filters).filter((name) => filters[name as keyof ReviewFilters] !== undefined);
-  const keyword = filters.keyword === undefined ? '' : [...filters.keyword].length >= 3 ? 'long' : 'short';
-  return `${present.sort().join(',')}|${filters.critical ?? ''}|${keyword}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}`;
+  return `${present.sort().join(',')}|${filters.critical ?? ''}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}`;
 }
 
 const MAX_SHAPES = 256;

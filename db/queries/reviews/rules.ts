@@ -31,15 +31,11 @@ export function likePattern(keyword: string): string {
 /**
  * keyword (D-8): a case-insensitive substring of the content or of one menu name (the EXISTS keeps a match
  * from spanning two). Under three characters there is no trigram: the grams index of migration 0012 finds
- * candidates first, and the ILIKE stays the exact rule.
+ * candidates first, and the ILIKE stays the exact rule. `brand` must be the one the statement reads.
  */
-export function matchesKeyword(
-  keyword: string,
-  /** Values or placeholders; `brand` must be the one the statement reads. */
-  bound: { brand: BrandScope['id'] | SQLWrapper; keyword: string | SQLWrapper; pattern: string | SQLWrapper },
-): SQL<boolean> {
-  const { pattern } = bound;
+export function matchesKeyword(keyword: string, brand: BrandScope['id'] | SQLWrapper): SQL<boolean> {
+  const pattern = likePattern(keyword);
   const exact = sql<boolean>`(${reviews.content} ILIKE ${pattern} OR (partner_menus_text(${reviews.menus}) ILIKE ${pattern} AND EXISTS (SELECT 1 FROM unnest(${reviews.menus}) AS menu(name) WHERE menu.name ILIKE ${pattern})))`;
   if ([...keyword].length >= 3) return exact;
-  return sql<boolean>`(partner_brand_grams(${reviews.brandId}, ${reviews.content}, ${reviews.menus}) @> partner_brand_grams(${bound.brand}, ${bound.keyword}, NULL) AND ${exact})`;
+  return sql<boolean>`(partner_brand_grams(${reviews.brandId}, ${reviews.content}, ${reviews.menus}) @> partner_brand_grams(${brand}, ${keyword}, NULL) AND ${exact})`;
 }

@@ -1,4 +1,0 @@
-import { router } from '../../server/trpc';
-import { list } from './list';
-
-export const brandsRouter = router({ list });
