@@ -14,7 +14,7 @@ import { likePattern } from '../db/queries/reviews/rules';
 type Config = {
   key: string;
   /** brand_code → brand row id, for the key's partner. */
-  brands: Record<string, number>;
+  brands: Record<string, { id: number; min: number; max: number }>;
   /** statementShape(...) → the statement text, `$n` placeholders in reviewListQuery's order. */
   statements: Record<string, string>;
 };
@@ -65,8 +65,9 @@ function serve(config: Config, databaseUrl: string, port: number) {
       if (req.method !== 'GET' || req.headers['x-partner-api-key'] !== config.key) return fail(res, 401);
       const at = req.url?.indexOf('?') ?? -1;
       const path = at < 0 ? (req.url ?? '') : req.url?.slice(0, at);
-      const brandId = config.brands[PATH.exec(path ?? '')?.[1] ?? ''];
-      if (brandId === undefined) return fail(res, 404);
+      const brand = config.brands[PATH.exec(path ?? '')?.[1] ?? ''];
+      if (brand === undefined) return fail(res, 404);
+      const brandId = brand.id;
       const query = new URLSearchParams(at < 0 ? '' : req.url?.slice(at + 1));
       const page = Number(query.get('page') ?? 1);
       const limit = Number(query.get('limit') ?? 20);
@@ -81,8 +82,9 @@ function serve(config: Config, databaseUrl: string, port: number) {
       const present = FILTERS.filter((name) => query.has(name));
       const text = config.statements[statementShape(present, limit + 1, page > 1, keyword ?? undefined)];
       if (!text) return fail(res, 400);
-      // The critical range's two bounds and the brand, then each filter's values, then the offset.
-      const params: (string | number)[] = [brandId, brandId, brandId];
+      // The critical range's two bounds (held in memory, as the API's brand cache holds them) and the brand,
+      // then each filter's values, then the offset.
+      const params: (string | number)[] = [brand.min, brand.max, brandId];
       if (from) params.push(kstDayStart(from).toISOString());
       if (to) params.push(kstDayStart(addDays(to, 1)).toISOString());
       if (platform) params.push(platform);

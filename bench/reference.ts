@@ -32,8 +32,9 @@ export function referenceConfig(
     const text = reviewListQuery(db, scope, filters, { limit: limit + 1, offset }).toSQL().sql;
     statements[statementShape(Object.keys(filters), limit + 1, offset > 0, filters.keyword)] = text;
   }
-  const own: Record<string, number> = {};
-  for (const brand of brands) if (brand.partnerId === scope.partnerId) own[brand.brandCode] = brand.id;
+  const own: Record<string, { id: number; min: number; max: number }> = {};
+  for (const brand of brands)
+    if (brand.partnerId === scope.partnerId) own[brand.brandCode] = { id: brand.id, ...brand.criticalRange };
   return JSON.stringify({ key, brands: own, statements });
 }
 
