@@ -52,14 +52,16 @@ export const reviewStatsRowSchema = z
       .object({
         group_by: z.literal('date').describe('Aggregation unit.'),
         date: kstDaySchema.describe('Aggregation day (KST).'),
-        ...absent('date', ['platform_shop_id', 'shop_name', 'platform']),
+        platform_shop_id: absent('date'),
+        shop_name: absent('date'),
+        platform: absent('date'),
         ...counts,
       })
       .meta(variant('date')),
     z
       .object({
         group_by: z.literal('shop').describe('Aggregation unit.'),
-        ...absent('shop', ['date']),
+        date: absent('shop'),
         platform_shop_id: z.string().describe('Platform-side shop id.'),
         shop_name: z.string().describe('Shop name.'),
         platform: platformSchema,
@@ -69,7 +71,9 @@ export const reviewStatsRowSchema = z
     z
       .object({
         group_by: z.literal('platform').describe('Aggregation unit.'),
-        ...absent('platform', ['date', 'platform_shop_id', 'shop_name']),
+        date: absent('platform'),
+        platform_shop_id: absent('platform'),
+        shop_name: absent('platform'),
         platform: platformSchema,
         ...counts,
       })

@@ -47,7 +47,8 @@ export const salesRowSchema = z
     z
       .object({
         group_by: z.literal('shop').describe('Aggregation unit.'),
-        ...absent('shop', ['date', 'week_start']),
+        date: absent('shop'),
+        week_start: absent('shop'),
         platform_shop_id: z.string().describe('Platform-side shop id.'),
         shop_name: z.string().describe('Shop name.'),
         platform: salesPlatformSchema,
@@ -58,16 +59,23 @@ export const salesRowSchema = z
     z
       .object({
         group_by: z.literal('platform').describe('Aggregation unit.'),
-        ...absent('platform', ['date', 'week_start', 'platform_shop_id', 'shop_name']),
+        date: absent('platform'),
+        week_start: absent('platform'),
+        platform_shop_id: absent('platform'),
+        shop_name: absent('platform'),
         platform: salesPlatformSchema,
-        ...absent('platform', ['user']),
+        user: absent('platform'),
         sales_amount: salesAmount,
       })
       .meta(variant('platform')),
     z
       .object({
         group_by: z.literal('user').describe('Aggregation unit.'),
-        ...absent('user', ['date', 'week_start', 'platform_shop_id', 'shop_name', 'platform']),
+        date: absent('user'),
+        week_start: absent('user'),
+        platform_shop_id: absent('user'),
+        shop_name: absent('user'),
+        platform: absent('user'),
         user: embeddedUserSchema
           .nullable()
           .describe('The brand user of the group; null for the group of the shops without a user (D-10).'),
@@ -78,16 +86,23 @@ export const salesRowSchema = z
       .object({
         group_by: z.literal('date').describe('Aggregation unit.'),
         date: kstDaySchema.describe('Aggregation day (KST).'),
-        ...absent('date', ['week_start', 'platform_shop_id', 'shop_name', 'platform', 'user']),
+        week_start: absent('date'),
+        platform_shop_id: absent('date'),
+        shop_name: absent('date'),
+        platform: absent('date'),
+        user: absent('date'),
         sales_amount: salesAmount,
       })
       .meta(variant('date')),
     z
       .object({
         group_by: z.literal('week').describe('Aggregation unit.'),
-        ...absent('week', ['date']),
+        date: absent('week'),
         week_start: kstDaySchema.describe('Monday of the week (KST). Only days inside the range are summed.'),
-        ...absent('week', ['platform_shop_id', 'shop_name', 'platform', 'user']),
+        platform_shop_id: absent('week'),
+        shop_name: absent('week'),
+        platform: absent('week'),
+        user: absent('week'),
         sales_amount: salesAmount,
       })
       .meta(variant('week')),

@@ -4,11 +4,7 @@ import type { Page } from '../../db/queries/pagination';
 /** A report row's schema pieces: one variant per group_by, the other group_by fields null, so clients narrow by it. */
 export function reportRowParts<Unit extends string>(rowId: string, rowName: string) {
   return {
-    /** The fields `unit` leaves null, in the order given (the order of the variant's keys). */
-    absent<const Name extends string>(unit: Unit, names: Name[]): Record<Name, z.ZodNull> {
-      const nulls = names.map((name) => [name, z.null().describe(`Null for group_by=${unit}.`)]);
-      return Object.fromEntries(nulls) as Record<Name, z.ZodNull>;
-    },
+    absent: (unit: Unit) => z.null().describe(`Null for group_by=${unit}.`),
     variant: (unit: Unit) => ({
       id: `${rowId}By${unit.charAt(0).toUpperCase()}${unit.slice(1)}`,
       description: `A ${rowName} row of group_by=${unit}.`,
