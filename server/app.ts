@@ -23,7 +23,7 @@ export function createApp(
   services: Services,
   options: {
     trustProxy?: number | string | undefined;
-    /** D-20: a request still unanswered then gets the 500 envelope and its queries are cancelled. */
+    /** D-20: a request still unanswered then gets the 500 envelope; its statements run out under their own bounds. */
     deadlineMs?: number;
     /** D-20: true from the stop signal on; `/readyz` then answers 503 so balancers stop routing here. */
     draining?: () => boolean;
