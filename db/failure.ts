@@ -3,6 +3,15 @@ import { DrizzleQueryError } from 'drizzle-orm';
 
 // A database failure as one line an operator can act on: what failed, where, which database and why.
 
+/** An error and its causes, outermost first: the one walk over `cause` chains, bounded (a cycle ends it). */
+export function* causeChain(error: unknown): Generator<Record<string, unknown>> {
+  let current = error;
+  for (let depth = 0; typeof current === 'object' && current !== null && depth < 8; depth++) {
+    yield current as Record<string, unknown>;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
 type DriverError = Error & { code?: unknown; address?: unknown; port?: unknown; severity?: unknown };
 
 export const CONNECT_CODES: Record<string, string> = {
@@ -29,13 +38,12 @@ const POSTGRES_JS_CODES = /^(CONNECT_TIMEOUT|CONNECTION_(CLOSED|ENDED|DESTROYED)
 /** The driver's error in a chain of causes; a socket error outside a drizzle query is not the database's. */
 function driverError(error: unknown): DriverError | undefined {
   let wrapped = false;
-  for (let current = error, depth = 0; current instanceof Error && depth < 10; depth++) {
+  for (const current of causeChain(error)) {
+    if (!(current instanceof Error)) return undefined;
     const { code, severity } = current as DriverError;
-    if (typeof severity === 'string' || (typeof code === 'string' && (POSTGRES_JS_CODES.test(code) || wrapped))) {
-      return current as DriverError;
-    }
+    if (typeof severity === 'string' || (typeof code === 'string' && (POSTGRES_JS_CODES.test(code) || wrapped)))
+      return current;
     wrapped ||= current instanceof DrizzleQueryError;
-    current = current.cause;
   }
   return undefined;
 }

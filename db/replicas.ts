@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import type { DatabaseHandle } from './client';
-import { CONNECT_CODES } from './failure';
+import { CONNECT_CODES, causeChain } from './failure';
 
 export type Replica = { index: number; handle: DatabaseHandle; usable: boolean };
 
@@ -99,13 +99,10 @@ const CONNECTION_CODES = new Set([...Object.keys(CONNECT_CODES), 'EPIPE']);
 
 /** D-23: `lost` (unreachable or going away) and `conflict` (cancelled by replay) rerun on the primary. */
 export function replicaFailureIn(error: unknown): 'lost' | 'conflict' | undefined {
-  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 6; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') {
-      if (CONNECTION_CODES.has(code) || /^(08...|57P0[123]|53300)$/.test(code)) return 'lost';
-      if (code === '40001' || code === '40P01') return 'conflict';
-    }
-    current = (current as { cause?: unknown }).cause;
+  for (const { code } of causeChain(error)) {
+    if (typeof code !== 'string') continue;
+    if (CONNECTION_CODES.has(code) || /^(08...|57P0[123]|53300)$/.test(code)) return 'lost';
+    if (code === '40001' || code === '40P01') return 'conflict';
   }
   return undefined;
 }

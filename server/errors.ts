@@ -1,5 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import { causeChain } from '../db/failure';
 
 /**
  * The error catalogue (partner guide § Errors): every code a response may carry, its HTTP status, the tRPC
@@ -69,11 +70,6 @@ export class PartnerApiError extends TRPCError {
     this.name = 'PartnerApiError';
     this.partnerCode = code;
   }
-}
-
-/** An error and its causes, outermost first: the one walk over `cause` chains, bounded (a cycle ends it). */
-export function* causeChain(error: unknown): Generator<Record<string, unknown>> {
-  for (let current = error, depth = 0; isObject(current) && depth < 8; current = current.cause, depth++) yield current;
 }
 
 /** The partner code of any error a call ended with: ours carry it (maybe as a wrapper's cause); tRPC's map by code. */

@@ -1,4 +1,4 @@
-import { causeChain } from './errors';
+import { causeChain } from '../db/failure';
 
 /**
  * An error as a log line may hold it (D-22): type, a message without values, code, one short stack and the

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { causeChain, ERROR_CATALOGUE, partnerCodeOf } from './errors';
+import { causeChain } from '../db/failure';
+import { ERROR_CATALOGUE, partnerCodeOf } from './errors';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
 import { createRequestContext, type RequestContext, type Services } from './services';
