@@ -1,9 +1,8 @@
-import { hash } from 'node:crypto';
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Db } from '../db/client';
-import { API_KEY_FORMAT, API_KEY_HASH } from '../db/keys';
+import { API_KEY_FORMAT, hashApiKey } from '../db/keys';
 import { kstToday } from '../db/kst';
 import { PoolBusyError, type PoolSlots } from '../db/pool-slots';
 import type { ApiKeyState } from '../db/queries/apiKeys';
@@ -99,7 +98,7 @@ export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Prom
   const arrivedAt = keys.now();
   // Only HTTP's optional whitespace (space, tab) around the value is not part of the key.
   const presented = ctx.apiKey?.replace(/^[\t ]+|[\t ]+$/g, '');
-  const keyHash = presented ? hash(API_KEY_HASH, presented, 'hex') : undefined;
+  const keyHash = presented ? hashApiKey(presented) : undefined;
   const wellFormed = presented !== undefined && API_KEY_FORMAT.test(presented);
   const now = ctx.now().getTime();
   const refusal = (key: ApiKeyState | undefined): PartnerErrorCode | undefined => {

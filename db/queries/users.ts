@@ -2,7 +2,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brandUsers, platformAccounts } from '../schema';
-import { isPublicCode } from '../schema/columns';
+import { PUBLIC_CODE } from '../schema/columns';
 import type { BrandScope } from './brands';
 import { literalLimit, type PageRequest, paginate } from './pagination';
 
@@ -28,7 +28,7 @@ export function listUsers(db: Db, brand: BrandScope, page: PageRequest) {
 }
 
 export async function findUser(db: Db, brand: BrandScope, userCode: string) {
-  if (!isPublicCode(userCode)) return undefined;
+  if (!PUBLIC_CODE.test(userCode)) return undefined;
   const rows = await db
     .select(userColumns)
     .from(brandUsers)

@@ -13,4 +13,3 @@ export const instant = (name: string) => timestamp(name, { withTimezone: true, m
  * first, so no malformed value (a NUL byte, say) ever reaches the database: it is simply not found.
  */
 export const PUBLIC_CODE = /^[A-Za-z0-9_-]{1,64}$/;
-export const isPublicCode = (text: string) => PUBLIC_CODE.test(text);

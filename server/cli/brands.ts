@@ -1,5 +1,5 @@
 import { createBrand, findPartnerByName, listBrands } from '../../db/queries/apiKeys';
-import { isPublicCode } from '../../db/schema/columns';
+import { PUBLIC_CODE } from '../../db/schema/columns';
 import { printTable, runCli, UsageError, withConfiguredDatabase } from './database';
 
 const USAGE = `usage: npm run brands -- <command>   (on DATABASE_URL)
@@ -23,7 +23,7 @@ runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
     if (!values.partner || !values.code || !values.name?.trim()) {
       throw new UsageError('create needs --partner NAME --code CODE --name DISPLAY_NAME');
     }
-    if (!isPublicCode(values.code)) {
+    if (!PUBLIC_CODE.test(values.code)) {
       throw new UsageError(`not a brand code (1 to 64 of A-Z a-z 0-9 - _): ${values.code}`);
     }
   }

@@ -2,7 +2,7 @@ import { and, desc, eq, gte, lt, lte, not, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../client';
 import { addDays, kstDayStart, kstTimestampOf } from '../../kst';
 import { reviews, shops } from '../../schema';
-import { isPublicCode } from '../../schema/columns';
+import { PUBLIC_CODE } from '../../schema/columns';
 import type { platformEnum } from '../../schema/enums';
 import { literalLimit, type PageRequest, paginate } from '../pagination';
 import { type CriticalBrand, isCritical, matchesKeyword, type ReviewBrand } from './rules';
@@ -215,7 +215,7 @@ export function listReviews(
 }
 
 export async function findReview(db: Db, brand: ReviewBrand, reviewId: string) {
-  if (!isPublicCode(reviewId)) return undefined;
+  if (!PUBLIC_CODE.test(reviewId)) return undefined;
   const [row] = await db
     .select(reviewColumns(brand))
     .from(reviews)
