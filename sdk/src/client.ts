@@ -1,4 +1,5 @@
 import { PARAMETERS, type PartnerClient, type PartnerErrorCode, PROCEDURES } from './api.generated.js';
+import { type CachedAnswer, type ConditionalCache, cacheKey, LruCache } from './cache.js';
 import { PartnerAbortError, PartnerApiError } from './errors.js';
 import type {
   AbortSignalLike,
@@ -59,10 +60,19 @@ export type PartnerClientOptions = {
   onRequest?: ((event: RequestEvent) => void) | undefined;
   /** Called after each attempt (debugging, logs, metrics). An exception it throws fails the call. */
   onResponse?: ((event: ResponseEvent) => void) | undefined;
+  /**
+   * Conditional requests: `true` keeps the last ETag and answer of the latest 500 requests in memory (an
+   * `LruCache`), or pass your own `ConditionalCache`. A repeated call then sends `If-None-Match`, and a 304
+   * resolves to the kept answer as a 200 would. Default: off.
+   */
+  cache?: boolean | ConditionalCache | undefined;
 };
 
 /** One call's answer, as `withResponse` gives it. */
 type CallResult = WithResponse<unknown>;
+
+/** An attempt's answer: the call's result, its status (200, or 304 answered from the cache) and ETag. */
+type Answered = { result: CallResult; status: number; etag: string | undefined; body: string };
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -122,6 +132,7 @@ function transport(options: PartnerClientOptions) {
   const clientTimeout = positive(options.timeoutMs, 'createPartnerClient: timeoutMs', DEFAULT_TIMEOUT_MS);
   const fetchImpl: FetchLike =
     options.fetch ?? ((url, init) => globalThis.fetch(url, init as RequestInit) as Promise<ResponseLike>);
+  const cache = options.cache === true ? new LruCache() : options.cache || undefined;
   const baseHeaders = {
     'x-partner-api-key': apiKey,
     accept: 'application/json',
@@ -132,25 +143,35 @@ function transport(options: PartnerClientOptions) {
     const parameters = checkedParameters(path, input, request.extraParams);
     const timeoutMs = positive(request.timeoutMs, `${path}: timeoutMs`, clientTimeout);
     const { signal, requestId } = request;
-    const headers = requestId === undefined ? baseHeaders : { ...baseHeaders, 'x-request-id': requestId };
     // tRPC's HTTP protocol for a query: the input as JSON in `input` (https://trpc.io/docs/rpc).
     const url = `${endpoint}/${path}?input=${encodeURIComponent(JSON.stringify(parameters))}`;
+    const key = cache && cacheKey(apiKey, url);
+    const cached = key === undefined ? undefined : cache?.get(key);
+    const headers: Record<string, string> = { ...baseHeaders };
+    if (requestId !== undefined) headers['x-request-id'] = requestId;
+    if (cached) headers['if-none-match'] = cached.etag;
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new PartnerAbortError(signal.reason);
       onRequest?.({ procedure: path, url, attempt, requestId });
       const started = Date.now();
-      const answer = await attemptOnce(fetchImpl, url, headers, signal, timeoutMs);
+      const answer = await attemptOnce(fetchImpl, url, headers, signal, timeoutMs, cached);
       const failure = answer instanceof PartnerApiError ? answer : undefined;
       onResponse?.({
         procedure: path,
         url,
         attempt,
-        status: failure ? failure.status : 200,
-        requestId: failure ? failure.requestId : answer.requestId,
+        status: failure ? failure.status : (answer as Answered).status,
+        requestId: failure ? failure.requestId : (answer as Answered).result.requestId,
         durationMs: Date.now() - started,
         error: failure,
       });
-      if (!failure) return answer as CallResult;
+      if (!failure) {
+        const { result, status, etag, body } = answer as Answered;
+        if (key !== undefined && status === 200 && etag !== undefined) {
+          cache?.set(key, { etag, body, nextCursor: result.nextCursor });
+        }
+        return result;
+      }
       if (failure instanceof PartnerAbortError || !isRetryableStatus(failure.status)) throw failure;
       const wait = retryDelayMs(policy, attempt, failure.retryAfter);
       if (wait === undefined) throw failure;
@@ -187,9 +208,10 @@ function attemptOnce(
   headers: Record<string, string>,
   signal: AbortSignalLike | undefined,
   timeoutMs: number,
-): Promise<CallResult | PartnerApiError> {
+  cached: CachedAnswer | undefined,
+): Promise<Answered | PartnerApiError> {
   const controller = new AbortController();
-  return new Promise<CallResult | PartnerApiError>((resolve, reject) => {
+  return new Promise<Answered | PartnerApiError>((resolve, reject) => {
     const onAbort = () => {
       controller.abort(signal?.reason);
       reject(new PartnerAbortError(signal?.reason));
@@ -206,7 +228,7 @@ function attemptOnce(
     new Promise<ResponseLike>((start) =>
       start(fetchImpl(url, { method: 'GET', headers, signal: controller.signal as RuntimeAbortSignal })),
     )
-      .then(read, unreachable)
+      .then((response) => read(response, cached), unreachable)
       .then(resolve, reject)
       .finally(done);
   });
@@ -231,8 +253,12 @@ function unreachable(cause: unknown) {
   return new PartnerApiError('The API could not be reached.', { code: 'PARTNER_SDK_NETWORK_ERROR', status: 0, cause });
 }
 
-/** A tRPC answer as the client reads it: `{result: {data: envelope}}` or `{error: {message, data: {partner}}}`. */
-async function read(response: ResponseLike): Promise<CallResult | PartnerApiError> {
+/**
+ * A tRPC answer as the client reads it: `{result: {data: envelope}}` or `{error: {message, data: {partner}}}`.
+ * A 304 answers the `If-None-Match` sent from `cached`: the kept body is read in place of the absent one, and
+ * the 304's own headers (request id, rate limit) are reported.
+ */
+async function read(response: ResponseLike, cached: CachedAnswer | undefined): Promise<Answered | PartnerApiError> {
   const requestId = response.headers.get('x-request-id') ?? undefined;
   let text: string;
   try {
@@ -240,6 +266,8 @@ async function read(response: ResponseLike): Promise<CallResult | PartnerApiErro
   } catch (error) {
     return unreachable(error);
   }
+  const notModified = response.status === 304 && cached !== undefined;
+  if (notModified) text = cached.body;
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -247,13 +275,14 @@ async function read(response: ResponseLike): Promise<CallResult | PartnerApiErro
     body = undefined;
   }
   const envelope = field(field(body, 'result'), 'data');
-  if (response.status === 200 && field(envelope, 'status') === 'SUCCESS') {
-    return {
+  if ((response.status === 200 || notModified) && field(envelope, 'status') === 'SUCCESS') {
+    const result = {
       data: field(envelope, 'data'),
       requestId,
       rateLimit: rateLimitOf(response.headers),
-      nextCursor: nextCursorOf(response.headers.get('link')),
+      nextCursor: notModified ? cached.nextCursor : nextCursorOf(response.headers.get('link')),
     };
+    return { result, status: response.status, etag: response.headers.get('etag') ?? undefined, body: text };
   }
   const error = field(body, 'error');
   const partner = field(field(error, 'data'), 'partner');

@@ -1,4 +1,5 @@
 export type { PartnerApiInputs, PartnerApiOutputs, PartnerClient, PartnerErrorCode } from './api.generated.js';
+export { type CachedAnswer, type ConditionalCache, DEFAULT_CACHE_ENTRIES, LruCache } from './cache.js';
 export {
   createPartnerClient,
   DEFAULT_TIMEOUT_MS,

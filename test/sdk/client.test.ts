@@ -10,51 +10,13 @@ import {
   SDK_VERSION,
 } from '../../sdk/src/index';
 import { parseRetryAfter, retryDelayMs } from '../../sdk/src/retry';
+import { failed, inputOf, ok, scriptedFetch } from '../support/scripted-fetch';
 
 // The SDK's own rules against a scripted fetch (no server): the request it sends, how it reads answers,
 // when it retries and how long it waits, and how paginate follows cursors (D-16, D-19). The live server
 // is in consumer.test.ts.
 
-type Scripted = { status: number; body: unknown; headers?: Record<string, string> };
-
-/** A fetch that answers from a script, in order, and records every URL it was called with. */
-function scriptedFetch(...answers: (Scripted | Error)[]) {
-  const urls: string[] = [];
-  const headers: Record<string, string>[] = [];
-  const fetch: FetchLike = async (url, init) => {
-    urls.push(url);
-    headers.push(init.headers);
-    const answer = answers.shift();
-    if (!answer) throw new Error(`unexpected call ${url}`);
-    if (answer instanceof Error) throw answer;
-    const all = new Map(Object.entries(answer.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
-    return {
-      status: answer.status,
-      headers: { get: (name) => all.get(name.toLowerCase()) ?? null },
-      text: async () => JSON.stringify(answer.body),
-    };
-  };
-  return { fetch, urls, headers };
-}
-
-const ok = (data: unknown, headers?: Record<string, string>): Scripted => ({
-  status: 200,
-  body: { result: { data: { status: 'SUCCESS', status_code: 200, message: 'OK', data } } },
-  headers: { 'x-request-id': 'req-ok', ...headers },
-});
-const failed = (status: number, code: string, headers?: Record<string, string>): Scripted => ({
-  status,
-  body: {
-    error: {
-      message: 'The request cannot be processed.',
-      code: -32000,
-      data: { partner: { status: code, status_code: status, message: 'The request cannot be processed.' } },
-    },
-  },
-  headers: { 'x-request-id': `req-${status}`, ...headers },
-});
 const page = (items: unknown[], number: number, has_next: boolean) => ({ items, page: number, limit: 2, has_next });
-const inputOf = (url: string) => JSON.parse(new URL(url).searchParams.get('input') ?? 'null');
 
 const BASE = 'https://partner.example.com/';
 const client = (fetch: FetchLike, retries?: number) =>
