@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { PoolSlots } from './pool-slots';
 import * as schema from './schema';
@@ -22,6 +23,12 @@ export type DatabaseHandle = {
   /** Closes both clients; resolves within CLOSE_BOUND_MS whatever the database does. */
   close(): Promise<void>;
 };
+
+/** Work that is no request (the daily job) lifts the session's bounds (D-20) for its own transaction. */
+export async function liftRequestBounds(tx: Pick<Db, 'execute'>): Promise<void> {
+  for (const setting of ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'])
+    await tx.execute(sql`SELECT set_config(${setting}, '0', true)`);
+}
 
 const CONTROL_CONNECTIONS = 2;
 /** close(): running statements get CLOSE_GRACE_MS, and close() resolves by CLOSE_BOUND_MS even if cutting hangs. */

@@ -175,14 +175,17 @@ export type ParameterIssues = { addIssue(issue: { code: 'custom'; message: strin
 /** What a rule across parameters judges: the operation's parameters, parsed, with the path's brand_code. */
 export type BrandParameters<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>> & { brand_code: string };
 
-/** What a rule across parameters may depend on besides them: the request's KST "today" (D-5), for defaults. */
-export type RequestDay = { today: string };
+/**
+ * What a rule across parameters may depend on besides them: the request's KST "today" (D-5), for defaults,
+ * and the key's partner, which a cursor is bound to (D-26).
+ */
+export type CallFacts = { today: string; partnerId: number };
 
 /** A read inside one brand of the key's partner: parameters first (400 before 404, D-13), then the brand. */
 export function brandProcedure<Shape extends z.ZodRawShape>(
   parameters: Shape,
   /** Rules across parameters (from ≤ to), as 400; they get the request's KST today for clock-based defaults. */
-  check?: (input: BrandParameters<Shape>, issues: ParameterIssues, request: RequestDay) => void,
+  check?: (input: BrandParameters<Shape>, issues: ParameterIssues, facts: CallFacts) => void,
 ) {
   const schema = z.object({ brand_code: brandCodeParam, ...parameters });
   return partnerProcedure.input(schema).use(async ({ ctx, input, next }) => {
@@ -191,7 +194,7 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
     if (check) {
       const broken: string[] = [];
       const issues = { addIssue: (issue: { message: string }) => void broken.push(issue.message) };
-      check(input as BrandParameters<Shape>, issues, { today });
+      check(input as BrandParameters<Shape>, issues, { today, partnerId: ctx.partner.partnerId });
       if (broken.length)
         throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(broken.join('; ')) });
     }

@@ -1,5 +1,5 @@
 import { addDays } from '../../db/kst';
-import type { ParameterIssues, RequestDay } from '../../server/trpc';
+import type { CallFacts, ParameterIssues } from '../../server/trpc';
 import { dayParam, daysInOrder, optional } from './params';
 
 // The day range of the aggregate reads (KST, inclusive); `to` defaults to the request's today, so per request.
@@ -23,7 +23,7 @@ export function resolveRange(input: { from?: string | undefined; to?: string | u
 export function rangeInOrder(
   input: { from?: string | undefined; to?: string | undefined },
   issues: ParameterIssues,
-  { today }: RequestDay,
+  { today }: CallFacts,
 ) {
   daysInOrder(resolveRange(input, today), issues);
 }
