@@ -109,6 +109,7 @@ async function main() {
   );
   flushLogs();
   demo?.printBanner(base);
+  demo?.acceptDemoChanges(database, log, port);
 
   // D-20: stop accepting, answer what is in flight, close the stores within the drain time, exit.
   const stop = async (signal: string) => {

@@ -6,6 +6,7 @@ import { kstDayStart } from '../db/kst';
 import { pruneReviewChanges } from '../db/queries/review-changes';
 import { brands, reviews, shops } from '../db/schema';
 import { DEMO_KEYS } from '../db/seed/demo';
+import { makeDemoChanges } from '../db/seed/demo-changes';
 import { createCaller } from '../routers';
 import { createRequestContext, type Services } from '../server/services';
 import { DRIVER, openTestDatabase } from './support/database';
@@ -335,6 +336,19 @@ describe.runIf(DRIVER === 'postgres')('on PostgreSQL, with concurrent writers', 
     } finally {
       await writer.end({ timeout: 0 });
     }
+  });
+});
+
+describe('npm run demo:changes', () => {
+  it('makes one change of each kind, which a walk started before reads', async () => {
+    const cursor = await follow('chicken-house', new Map(), undefined);
+    const made = await makeDemoChanges(database.db);
+    const { data } = await changes('chicken-house', cursor);
+    const seen = Object.fromEntries(data.items.map((item) => [item.review_id, item]));
+    expect(seen[made.replied]?.review).toMatchObject({ reply_status: 'REPLIED', is_handled: true });
+    expect(seen[made.alerted]?.review).toMatchObject({ reply_status: 'NOT_REPLIED', is_handled: true });
+    expect(seen[made.added]?.change).toBe('UPSERT');
+    expect(seen[made.removed]).toEqual({ review_id: made.removed, change: 'DELETE', review: null });
   });
 });
 
