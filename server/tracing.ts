@@ -2,10 +2,8 @@ import type * as Api from '@opentelemetry/api';
 import type { TraceParent } from './request';
 
 /**
- * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set; until then `tracing`
- * is undefined. Spans are made by hand (ESM auto-instrumentation patches modules at load): the HTTP request
- * (server/request.ts) and its procedure (server/trpc.ts). Statements are not spans: no public hook of
- * drizzle or postgres.js times one. Exported over OTLP/HTTP in batches.
+ * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set (until then `tracing` is
+ * undefined), its spans made by hand: ESM auto-instrumentation patches modules at load (docs/operations.md).
  */
 export type Tracing = {
   startHttpSpan(method: string, parent: TraceParent | undefined): HttpSpan;
