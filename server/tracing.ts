@@ -26,7 +26,7 @@ export let tracing: Tracing | undefined;
 const SERVICE_NAME = 'partner-reporting-api';
 
 /** Starts exporting spans to `endpoint` (an OTLP/HTTP base URL; traces go to its `/v1/traces`). */
-export async function startTracing(options: { endpoint: string; serviceName?: string }): Promise<Tracing> {
+export async function startTracing(endpoint: string): Promise<Tracing> {
   const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
     await Promise.all([
       import('@opentelemetry/api'),
@@ -34,9 +34,9 @@ export async function startTracing(options: { endpoint: string; serviceName?: st
       import('@opentelemetry/exporter-trace-otlp-http'),
       import('@opentelemetry/resources'),
     ]);
-  const url = `${options.endpoint.replace(/\/+$/, '')}/v1/traces`;
+  const url = `${endpoint.replace(/\/+$/, '')}/v1/traces`;
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': options.serviceName ?? SERVICE_NAME }),
+    resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
   // The AsyncLocalStorage context manager: a span started inside `context.with` is the parent of what
