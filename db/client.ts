@@ -22,6 +22,8 @@ export type DatabaseHandle = {
   slots?: PoolSlots | undefined;
   /** Closes both clients; resolves within CLOSE_BOUND_MS whatever the database does. */
   close(): Promise<void>;
+  /** The embedded client (PGlite only): the demo snapshot and the test template dump its files. */
+  pglite?: PGlite;
 };
 
 /** Work that is no request (the daily job) lifts the session's bounds (D-20) for its own transaction. */
@@ -139,8 +141,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     rows: async <T>(query: Parameters<Db['execute']>[0]) =>
       ((await db.execute(query)) as unknown as { rows: T[] }).rows,
     close: () => client.close(),
-    // Exposed for the test template (dumpDataDir); not part of DatabaseHandle's contract.
-    ...({ pglite: client } as object),
+    pglite: client,
   };
 }
 
@@ -173,7 +174,6 @@ export function slotsOf(db: Db): PoolSlots | undefined {
 }
 
 export function pgliteOf(handle: DatabaseHandle): PGlite {
-  const client = (handle as unknown as { pglite?: PGlite }).pglite;
-  if (!client) throw new Error('not a PGlite handle');
-  return client;
+  if (!handle.pglite) throw new Error('not a PGlite handle');
+  return handle.pglite;
 }

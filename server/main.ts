@@ -23,7 +23,7 @@ async function main() {
   const started = Date.now();
   // D-22: OpenTelemetry is loaded only when its endpoint is set.
   const traced = config.OTEL_EXPORTER_OTLP_ENDPOINT
-    ? await startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT })
+    ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT)
     : undefined;
 
   // D-1: without DATABASE_URL, the embedded demo (its module is loaded only then).

@@ -1,5 +1,6 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../routers';
+import { TAGS } from '../routers/shared/meta';
 import { ERROR_CATALOGUE, ERROR_DESCRIPTIONS, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
 import { restRoutes } from './routes';
 
@@ -14,16 +15,6 @@ type Operation = {
   tags?: string[];
   parameters?: Parameter[];
   responses?: Record<string, Json>;
-};
-
-/** Tag descriptions, one per resource tag of routers/shared/meta.ts; a tag missing here fails generation. */
-const TAGS: Record<string, string> = {
-  Brands: 'The brands of the partner that owns the key. Every other read is inside one of them.',
-  Users: 'Shop owners registered in a brand, with the platform accounts they linked.',
-  Shops: 'Shops of a brand on each platform, with their owner, head-office managers and alert numbers.',
-  Reviews: 'Reviews collected from the platforms, read in real time, newest first.',
-  'Review statistics': 'Review and reply counts and the star distribution, from the daily aggregate (today excluded).',
-  Sales: 'Summed daily sales snapshots in won, from the daily aggregate (today excluded).',
 };
 
 /** Reusable response headers (D-12, D-14, D-19). */
@@ -145,8 +136,6 @@ export function openApiDocument(): OpenAPIObject {
     };
   }
 
-  const undeclared = [...usedTags].filter((tag) => !(tag in TAGS));
-  if (undeclared.length) throw new Error(`OpenAPI tags without a description: ${undeclared.join(', ')}`);
   document.tags = Object.entries(TAGS)
     .filter(([name]) => usedTags.has(name))
     .map(([name, description]) => ({ name, description }));

@@ -114,11 +114,9 @@ export function createServices(
 }
 
 /**
- * A small table held in memory and reloaded whole, so a lookup costs no round trip (D-14, D-20): every
- * key's state, every brand. A call never sees entries older than `maxAgeMs` (1 s); once they are half that
- * old a call starts a reload in the background. A name not held waits for a load that started after the
- * call arrived (a key issued a moment ago is found); loads are single-flight and at least `minIntervalMs`
- * apart, so a flood of unknown names costs the database one small query per interval, never one per call.
+ * A small table (every key's state, every brand) held in memory and reloaded whole, at most `maxAgeMs` old,
+ * so a lookup costs no round trip (D-14, D-20). Single-flight loads at least `minIntervalMs` apart serve
+ * names not held, so a flood of unknown names costs one small query per interval (docs/operations.md).
  */
 export class RefreshingCache<Entry> {
   private entries = new Map<string, Entry>();

@@ -24,4 +24,3 @@ export const brandSchema = z
   .meta({ id: 'Brand' });
 
 export const listBrandsOutput = envelopeOf(pageOf(brandSchema));
-export type Brand = z.output<typeof brandSchema>;
