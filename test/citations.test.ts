@@ -75,7 +75,7 @@ const ROOTS = [
 /**
  * A path into the repository: one of its top-level folders, then at least one segment. Not preceded by a
  * character that makes it part of a URL, a package path (`drizzle-orm/pg-core`), an absolute path or a
- * relative import (`../shared/envelope`, checked by the compiler).
+ * relative import (`../shared/contract`, checked by the compiler).
  */
 const REPO_PATH = new RegExp(
   `(?<![\\w.@/-])(?:${ROOTS.map((root) => root.replace(/[.]/g, '\\.')).join('|')})/[\\w.*/-]*[\\w*]`,
@@ -216,7 +216,7 @@ describe('the checks themselves', () => {
   it('let through what is not a citation', () => {
     for (const line of [
       "import { pgTable } from 'drizzle-orm/pg-core';",
-      "import { success } from '../shared/envelope';",
+      "import { success } from '../shared/contract';",
       'GET http://127.0.0.1:3000/docs/assets/x.js and /partner/v1/brands',
       'the packed sdk/dist/index.js, db/migrations/*.sql, server/ratelimit/',
       'partner guide § Rate limits; RFC 9110 §10.2.3; README.md',

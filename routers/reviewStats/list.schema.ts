@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { REVIEW_STATS_GROUP_BY, type ReviewStatsGroupBy } from '../../db/queries/reviewStats';
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf, optional, pageOf, pageParams, platformShopIdParam, withDefault } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { pageOf, pageParams } from '../shared/pagination';
-import { optional, platformShopIdParam, withDefault } from '../shared/params';
 import { rangeParams, reportRowParts } from '../shared/report';
 import { kstDaySchema, platformSchema } from '../shared/values';
 

@@ -1,6 +1,6 @@
 import { listReviewStats } from '../../db/queries/reviewStats';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import { pageOfVariants, rangeInOrder, resolveRange } from '../shared/report';
 import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams, reviewStatsRowSchema } from './list.schema';
 

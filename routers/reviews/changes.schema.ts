@@ -3,10 +3,8 @@ import { z } from 'zod';
 import type { FeedPosition } from '../../db/queries/review-changes';
 import { PUBLIC_CODE } from '../../db/schema/columns';
 import type { BrandParameters, CallFacts, ParameterIssues } from '../../server/trpc';
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf, optional, pageParams } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { pageParams } from '../shared/pagination';
-import { optional } from '../shared/params';
 import { CURSOR_TEXT, decodePayload, encodePayload, FIRST_SECOND, LAST_SECOND } from './cursor';
 import { reviewSchema } from './review.schema';
 

@@ -1,7 +1,7 @@
 import { readReviewChanges } from '../../db/queries/review-changes';
 import { PartnerApiError } from '../../server/errors';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import {
   feedCursorOf,
   feedPositionOf,

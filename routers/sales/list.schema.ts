@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { SALES_GROUP_BY, type SalesGroupBy } from '../../db/queries/sales';
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf, optional, pageOf, pageParams, platformShopIdParam, withDefault } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { pageOf, pageParams } from '../shared/pagination';
-import { optional, platformShopIdParam, withDefault } from '../shared/params';
 import { rangeParams, reportRowParts } from '../shared/report';
 import { kstDaySchema, salesPlatformSchema } from '../shared/values';
 import { embeddedUserSchema } from '../shops/list.schema';

@@ -1,6 +1,6 @@
 import { listSales } from '../../db/queries/sales';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import { pageOfVariants, rangeInOrder, resolveRange } from '../shared/report';
 import { listSalesMeta, listSalesOutput, listSalesParams, salesRowSchema } from './list.schema';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { addDays } from '../../db/kst';
 import type { Page } from '../../db/queries/pagination';
-import type { ParameterIssues, RequestDay } from '../../server/trpc';
-import { dayParam, daysInOrder, optional } from './params';
+import type { CallFacts, ParameterIssues } from '../../server/trpc';
+import { dayParam, daysInOrder, optional } from './contract';
 
 // What the two aggregate reads (review statistics, sales) share: the day range (KST, inclusive; `to` defaults
 // to the request's today, so per request) and rows in one variant per group_by.
@@ -24,7 +24,7 @@ export function resolveRange(input: { from?: string | undefined; to?: string | u
 export function rangeInOrder(
   input: { from?: string | undefined; to?: string | undefined },
   issues: ParameterIssues,
-  { today }: RequestDay,
+  { today }: CallFacts,
 ) {
   daysInOrder(resolveRange(input, today), issues);
 }

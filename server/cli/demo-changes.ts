@@ -24,7 +24,8 @@ runCli(USAGE, {}, async () => {
   const pid = Number(readFileSync(file, { encoding: 'utf8', flag: 'r' }));
   // A pid file left by a demo that died must not signal whatever process has its number now.
   const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  if (!command.includes('server/main')) throw new Error(`no demo server on port ${config.PORT} (${file} is stale)`);
+  const server = ['dist/server/main.js', 'server/main.ts'].some((entry) => command.includes(entry));
+  if (!server) throw new Error(`no demo server on port ${config.PORT} (${file} is stale)`);
   process.kill(pid, 'SIGUSR2');
   process.stdout.write(
     `asked the demo server on port ${config.PORT} (pid ${pid}); its log lists the reviews changed\n`,
