@@ -163,9 +163,9 @@ describe('citations inside the repository', () => {
   const others = scanned.filter((file) => file !== THIS_FILE);
   const defined = definedDecisions(readFileSync(join(ROOT, LOG), 'utf8'));
 
-  it('the decision log defines D-1 to D-25, once each', () => {
+  it('the decision log defines D-1 to D-25 and D-27, once each', () => {
     const headings = [...readFileSync(join(ROOT, LOG), 'utf8').matchAll(/^#{2,3}\s+(D-\d+)\b/gm)].map((m) => m[1]);
-    expect(headings).toEqual(Array.from({ length: 25 }, (_, i) => `D-${i + 1}`));
+    expect(headings).toEqual([...Array.from({ length: 25 }, (_, i) => `D-${i + 1}`), 'D-27']);
   });
 
   it('every D-n cited is defined in the decision log', () => {
