@@ -5,6 +5,7 @@ import { DEMO_KEYS } from '../db/seed/demo';
 import { matches } from '../server/conditional';
 import { parseConfig } from '../server/config';
 import { createLogger, silentLogger } from '../server/logger';
+import { openApiDocument } from '../server/openapi';
 import { connectSharedStore } from '../server/ratelimit/redis';
 import { MemorySlidingWindow, policies } from '../server/ratelimit/sliding-window';
 import { NOW, openTestDatabase } from './support/database';
@@ -249,6 +250,19 @@ describe('the limit (D-13, D-14)', () => {
     expect(access.at(-1)).toMatchObject({ operation: 'brands.list', status: 304 });
     expect(access.at(-1)?.code).toBeUndefined();
   });
+});
+
+it('is in the OpenAPI document on every operation: If-None-Match, the ETag of a 200 and the 304', () => {
+  type Operation = { parameters: { name: string }[]; responses: Record<string, { headers?: object }> };
+  const operations = Object.values(openApiDocument().paths ?? {}).map((item) => (item as { get: Operation }).get);
+  expect(operations).toHaveLength(ENDPOINTS.length);
+  for (const operation of operations) {
+    expect(operation.parameters.map((parameter) => parameter.name)).toContain('If-None-Match');
+    for (const status of ['200', '304']) {
+      expect(operation.responses[status]?.headers).toHaveProperty('ETag');
+      expect(operation.responses[status]?.headers).toHaveProperty('Cache-Control');
+    }
+  }
 });
 
 const REDIS_URL = process.env.TEST_REDIS_URL || undefined;
