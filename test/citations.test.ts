@@ -165,7 +165,7 @@ describe('citations inside the repository', () => {
 
   it('the decision log defines D-1 to its last decision, in order, once each', () => {
     const headings = [...readFileSync(join(ROOT, LOG), 'utf8').matchAll(/^#{2,3}\s+(D-\d+)\b/gm)].map((m) => m[1]);
-    expect(headings.length).toBeGreaterThanOrEqual(26);
+    expect(headings.length).toBeGreaterThanOrEqual(27);
     expect(headings).toEqual(Array.from({ length: headings.length }, (_, i) => `D-${i + 1}`));
   });
 
