@@ -1,6 +1,6 @@
 import { desc, getTableName, gte, sql } from 'drizzle-orm';
 import { type Cover, type Transaction, writeAll, writeChanged } from './aggregate-rows';
-import type { Db } from './client';
+import { type Db, liftRequestBounds } from './client';
 import { addDays, kstDayStart, kstToday } from './kst';
 import { aggregateRuns, reviewStatsDaily, salesDaily } from './schema';
 
@@ -80,9 +80,7 @@ export async function runDailyAggregate(db: Db, options: { now: Date }): Promise
       .where(gte(aggregateRuns.throughDay, throughDay))
       .limit(1);
     if (done) return { outcome: 'covered' };
-    // The rebuild is no request: it lifts the session's bounds (D-20) for its own transaction.
-    for (const setting of ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'])
-      await tx.execute(sql`SELECT set_config(${setting}, '0', true)`);
+    await liftRequestBounds(tx);
     return { outcome: 'built', result: await build(tx, options) };
   });
   if (run.outcome === 'built') await compact(db, run.result);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { PoolSlots } from './pool-slots';
 import * as schema from './schema';
@@ -21,7 +22,15 @@ export type DatabaseHandle = {
   slots?: PoolSlots | undefined;
   /** Closes both clients; resolves within CLOSE_BOUND_MS whatever the database does. */
   close(): Promise<void>;
+  /** The embedded client (PGlite only): the demo snapshot and the test template dump its files. */
+  pglite?: PGlite;
 };
+
+/** Work that is no request (the daily job) lifts the session's bounds (D-20) for its own transaction. */
+export async function liftRequestBounds(tx: Pick<Db, 'execute'>): Promise<void> {
+  for (const setting of ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'])
+    await tx.execute(sql`SELECT set_config(${setting}, '0', true)`);
+}
 
 const CONTROL_CONNECTIONS = 2;
 /** close(): running statements get CLOSE_GRACE_MS, and close() resolves by CLOSE_BOUND_MS even if cutting hangs. */
@@ -132,8 +141,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     rows: async <T>(query: Parameters<Db['execute']>[0]) =>
       ((await db.execute(query)) as unknown as { rows: T[] }).rows,
     close: () => client.close(),
-    // Exposed for the test template (dumpDataDir); not part of DatabaseHandle's contract.
-    ...({ pglite: client } as object),
+    pglite: client,
   };
 }
 
@@ -166,7 +174,6 @@ export function slotsOf(db: Db): PoolSlots | undefined {
 }
 
 export function pgliteOf(handle: DatabaseHandle): PGlite {
-  const client = (handle as unknown as { pglite?: PGlite }).pglite;
-  if (!client) throw new Error('not a PGlite handle');
-  return client;
+  if (!handle.pglite) throw new Error('not a PGlite handle');
+  return handle.pglite;
 }

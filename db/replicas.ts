@@ -97,12 +97,25 @@ export class Replicas {
 /** Socket and postgres.js codes of a connection that failed or went away. */
 const CONNECTION_CODES = new Set([...Object.keys(CONNECT_CODES), 'EPIPE']);
 
-/** D-23: `lost` (unreachable or going away) and `conflict` (cancelled by replay) rerun on the primary. */
-export function replicaFailureIn(error: unknown): 'lost' | 'conflict' | undefined {
-  for (const { code } of causeChain(error)) {
+/**
+ * D-23: `lost` (unreachable or going away), `conflict` (cancelled by replay) and `behind` (not yet at a
+ * cursor's position) rerun on the primary.
+ */
+export function replicaFailureIn(error: unknown): 'lost' | 'conflict' | 'behind' | undefined {
+  for (const cause of causeChain(error)) {
+    if (cause instanceof ReplicaBehindError) return 'behind';
+    const { code } = cause;
     if (typeof code !== 'string') continue;
     if (CONNECTION_CODES.has(code) || /^(08...|57P0[123]|53300)$/.test(code)) return 'lost';
     if (code === '40001' || code === '40P01') return 'conflict';
   }
   return undefined;
+}
+
+/** A read whose server has not yet replayed what its cursor has seen (D-26): it runs again on the primary. */
+export class ReplicaBehindError extends Error {
+  constructor() {
+    super('the server has not reached the position asked for');
+    this.name = 'ReplicaBehindError';
+  }
 }

@@ -1,6 +1,7 @@
 import { createCallerFactory, router } from '../server/trpc';
 import { list as listBrands } from './brands/list';
 import { list as listReviewStats } from './reviewStats/list';
+import { changes as reviewChanges } from './reviews/changes';
 import { get as getReview } from './reviews/get';
 import { list as listReviews } from './reviews/list';
 import { list as listSales } from './sales/list';
@@ -13,7 +14,7 @@ export const appRouter = router({
   brands: { list: listBrands },
   users: { list: listUsers, get: getUser },
   shops: { list: listShops },
-  reviews: { list: listReviews, get: getReview },
+  reviews: { list: listReviews, get: getReview, changes: reviewChanges },
   reviewStats: { list: listReviewStats },
   sales: { list: listSales },
 });

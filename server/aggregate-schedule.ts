@@ -1,6 +1,7 @@
 import { runDailyAggregate } from '../db/aggregate';
 import type { Db } from '../db/client';
 import { addDays, kstDayStart, kstToday } from '../db/kst';
+import { pruneReviewChanges } from '../db/queries/review-changes';
 import type { Logger } from './logger';
 import { metrics } from './metrics';
 
@@ -10,7 +11,14 @@ export const RUN_AFTER_MIDNIGHT_MS = 5 * 60 * 1000;
 /** How soon a run that found another run under way, or failed, tries again. */
 export const RETRY_MS = 5 * 60 * 1000;
 
-type Deps = { db: Db; log: Logger; now: () => Date; retryMs?: number };
+type Deps = {
+  db: Db;
+  log: Logger;
+  now: () => Date;
+  retryMs?: number;
+  /** How long the review change feed keeps a change (D-26); pruned after each run. Default 30 days. */
+  retentionDays?: number;
+};
 
 /** The next instant strictly after `now` at RUN_AFTER_MIDNIGHT_MS past a KST midnight (D-5). */
 export function nextRunAt(now: Date): Date {
@@ -20,7 +28,7 @@ export function nextRunAt(now: Date): Date {
 }
 
 /**
- * Runs the daily aggregate (D-6) at start and shortly after each KST midnight; a run that did not cover
+ * Runs the daily aggregate (D-6), then prunes the review change feed (D-26), at start and shortly after each KST midnight; a run that did not cover
  * yesterday retries every RETRY_MS. `stop` cancels the timer and waits for a run in progress (D-17).
  */
 export function scheduleDailyAggregate(deps: Deps): { stop(): Promise<void> } {
@@ -64,12 +72,24 @@ async function runLogged(deps: Deps): Promise<boolean> {
     if (run.outcome === 'built') deps.log.info({ ...run.result, ms }, 'daily aggregate built');
     else if (run.outcome === 'covered') deps.log.debug({ ms }, 'daily aggregate already built');
     else deps.log.info({ ms }, 'daily aggregate under way elsewhere; will check again');
+    await pruneLogged(deps);
     return run.outcome !== 'busy';
   } catch (error) {
     const ms = Date.now() - started;
     countRun('failed', ms);
     deps.log.error({ error, ms }, 'daily aggregate failed; will retry');
     return false;
+  }
+}
+
+/** The feed's changes past the retention go (D-26); a failure is logged and tried again at the next run. */
+async function pruneLogged(deps: Deps): Promise<void> {
+  const before = new Date(deps.now().getTime() - (deps.retentionDays ?? 30) * 86_400_000);
+  try {
+    const pruned = await pruneReviewChanges(deps.db, before);
+    if (pruned > 0) deps.log.info({ pruned, before }, 'review changes past the retention pruned');
+  } catch (error) {
+    deps.log.error({ error }, 'pruning review changes failed; will retry at the next run');
   }
 }
 

@@ -10,6 +10,7 @@ import { type AccessRecord, httpContext, logFailure, pathOf, requestIdAndAccessL
 import { restRoutes } from './routes';
 import type { Services } from './services';
 import { checkKeyAndLimit, untilAborted } from './trpc';
+import { conditionalOnResponse } from './workarounds/trpc-not-modified';
 import { partnerErrorBody } from './workarounds/trpc-to-openapi-error-body';
 
 /** The express app, with the responses it is writing (a drain tells them to close their connection). */
@@ -81,6 +82,8 @@ export function createApp(
       const ctx = httpContext(services, req, res);
       // A batch is one request of several procedures: one bounded label for its metrics and access line.
       if (info.calls.length > 1 && ctx.access) ctx.access.operation = 'trpc.batch';
+      // D-27: a single call has an ETag and may answer 304; a batch has neither.
+      if (info.calls.length <= 1) ctx.conditional = conditionalOnResponse(res, req.get('if-none-match'));
       ctx.authenticated = checkKeyAndLimit(ctx, Math.max(1, info.calls.length));
       // Each call awaits it; a refusal answers every call and is no unhandled rejection.
       ctx.authenticated.catch(() => undefined);
@@ -171,13 +174,18 @@ function restApi(router: AppRouter, services: Services) {
   const patterns = restRoutes(router).map((route) => route.pattern);
   const adapter = createOpenApiExpressMiddleware({
     router,
-    createContext: ({ req, res }) => httpContext(services, req, res),
+    createContext: ({ req, res }) => {
+      const ctx = httpContext(services, req, res);
+      ctx.conditional = { ifNoneMatch: req.get('if-none-match'), notModified: false };
+      return ctx;
+    },
     onError: ({ error, req }) => {
       if (req.res) partnerErrorBody(req.res);
       logFailure(services.log, req, error);
     },
+    // D-27: a 304 has no body; Node drops the one the adapter writes.
     responseMeta: ({ ctx, errors }) => ({
-      status: errors[0] ? httpStatusOf(errors[0]) : 200,
+      status: errors[0] ? httpStatusOf(errors[0]) : ctx?.conditional?.notModified ? 304 : 200,
       headers: ctx?.responseHeaders,
     }),
   });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { buildDailyAggregate } from '../db/aggregate';
@@ -14,6 +15,7 @@ import {
   pgliteOf,
 } from '../db/client';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { makeDemoChanges } from '../db/seed/demo-changes';
 import type { Logger } from './logger';
 
 // D-1: without DATABASE_URL, `npm start` serves PGlite in this process with the demo data of D-3. For a
@@ -78,6 +80,27 @@ export async function openDemoDatabase(
     await database.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** Where the demo server on `port` notes its pid, for `npm run demo:changes`. */
+export function demoPidFile(port: number): string {
+  return path.join(tmpdir(), `partner-reporting-api-demo-${port}.pid`);
+}
+
+/**
+ * The embedded database lives in this process, so `npm run demo:changes` cannot write to it: it sends
+ * SIGUSR2, and the demo makes one change of each kind the review change feed sends (D-26).
+ */
+export function acceptDemoChanges(database: DatabaseHandle, log: Logger, port: number): void {
+  const file = demoPidFile(port);
+  writeFileSync(file, String(process.pid));
+  process.once('exit', () => rmSync(file, { force: true }));
+  process.on('SIGUSR2', () => {
+    makeDemoChanges(database.db).then(
+      (changes) => log.info({ changes }, 'demo changes made'),
+      (error: unknown) => log.error({ error }, 'demo changes failed'),
+    );
+  });
 }
 
 export function printBanner(base: string): void {

@@ -26,6 +26,11 @@ export const ERROR_CATALOGUE = {
   PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such review in the brand' },
   PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such user in the brand' },
   PARTNER_API_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such path, procedure or method' },
+  PARTNER_API_CURSOR_EXPIRED: {
+    httpStatus: 410,
+    trpcCode: 'PRECONDITION_FAILED',
+    reason: 'the change feed cursor can no longer be served',
+  },
   PARTNER_API_RATE_LIMITED: {
     httpStatus: 429,
     trpcCode: 'TOO_MANY_REQUESTS',
@@ -50,6 +55,8 @@ export const ERROR_DESCRIPTIONS = {
   PARTNER_API_USER_NOT_FOUND: 'The user_code does not exist or is not of this brand.',
   PARTNER_API_NOT_FOUND:
     'The path is not exactly a path of this API, or the method is not GET (with or without a key).',
+  PARTNER_API_CURSOR_EXPIRED:
+    'The review change cursor can no longer be served (older than the retention, or issued before a change of the dissatisfaction range): start again without cursor.',
   PARTNER_API_RATE_LIMITED: 'Too many calls: wait Retry-After seconds before the next one.',
   PARTNER_API_INTERNAL_ERROR: 'An unforeseen failure; quote the x-request-id header when reporting it.',
 } satisfies Record<PartnerErrorCode, string>;

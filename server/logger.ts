@@ -1,11 +1,10 @@
 import pino from 'pino';
+import type { Config } from './config';
 import { boundedError } from './log-errors';
 
 // Structured JSON logs, one line an event (D-17, D-22), written by pino (`log.info(fields, msg)`). The API
 // key never passes through here; callers log its display prefix at most. Every `error` field goes through
 // boundedError (server/log-errors.ts): no SQL parameters or partner-supplied text, one stack, a size cap.
-
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export type Logger = Pick<pino.Logger, 'debug' | 'info' | 'warn' | 'error'>;
 
@@ -34,7 +33,7 @@ export function flushLogs(): void {
 }
 
 /** A logger at `level`, to stdout or to `write` (tests), called once a line. */
-export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
+export function createLogger(level: Config['LOG_LEVEL'], write?: (line: string) => void): Logger {
   return pino(
     {
       level,

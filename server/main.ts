@@ -23,7 +23,7 @@ async function main() {
   const started = Date.now();
   // D-22: OpenTelemetry is loaded only when its endpoint is set.
   const traced = config.OTEL_EXPORTER_OTLP_ENDPOINT
-    ? await startTracing({ endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT })
+    ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT)
     : undefined;
 
   // D-1: without DATABASE_URL, the embedded demo (its module is loaded only then).
@@ -64,7 +64,12 @@ async function main() {
       : undefined;
   const services = createServices(config, database.db, log, undefined, store?.limiter, undefined, reads);
   // D-6: every instance schedules the daily aggregate, one of them builds; it writes, so on the primary (D-23).
-  const aggregateSchedule = scheduleDailyAggregate({ db: database.db, log, now: services.now });
+  const aggregateSchedule = scheduleDailyAggregate({
+    db: database.db,
+    log,
+    now: services.now,
+    retentionDays: config.REVIEW_CHANGES_RETENTION_DAYS,
+  });
   // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
   for (const cache of [services.rateLimit.keys, services.brands]) await cache.loadedSince(cache.now());
   // D-22: metrics on their own listener, only when METRICS_PORT is set.
@@ -104,6 +109,7 @@ async function main() {
   );
   flushLogs();
   demo?.printBanner(base);
+  demo?.acceptDemoChanges(database, log, port);
 
   // D-20: stop accepting, answer what is in flight, close the stores within the drain time, exit.
   const stop = async (signal: string) => {

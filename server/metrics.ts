@@ -4,9 +4,8 @@ import type { Registry } from 'prom-client';
 import type { Logger } from './logger';
 
 /**
- * Prometheus metrics (D-22), on their own listener, never on the partner port. Off unless METRICS_PORT is
- * set: until enableMetrics() `metrics` is undefined and prom-client is not even loaded. Labels have bounded
- * cardinality only: never a path, a key, a partner or an address (docs/operations.md lists every series).
+ * Prometheus metrics (D-22) on their own listener, off (`metrics` undefined, prom-client not loaded) until
+ * enableMetrics(). Labels are bounded: never a path, a key, a partner or an address (docs/operations.md).
  */
 export type Metrics = ReturnType<typeof createMetrics>;
 

@@ -1,5 +1,6 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { appRouter } from '../routers';
+import { TAGS } from '../routers/shared/meta';
 import { ERROR_CATALOGUE, ERROR_DESCRIPTIONS, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
 import { restRoutes } from './routes';
 
@@ -14,16 +15,6 @@ type Operation = {
   tags?: string[];
   parameters?: Parameter[];
   responses?: Record<string, Json>;
-};
-
-/** Tag descriptions, one per resource tag of routers/shared/meta.ts; a tag missing here fails generation. */
-const TAGS: Record<string, string> = {
-  Brands: 'The brands of the partner that owns the key. Every other read is inside one of them.',
-  Users: 'Shop owners registered in a brand, with the platform accounts they linked.',
-  Shops: 'Shops of a brand on each platform, with their owner, head-office managers and alert numbers.',
-  Reviews: 'Reviews collected from the platforms, read in real time, newest first.',
-  'Review statistics': 'Review and reply counts and the star distribution, from the daily aggregate (today excluded).',
-  Sales: 'Summed daily sales snapshots in won, from the daily aggregate (today excluded).',
 };
 
 /** Reusable response headers (D-12, D-14, D-19). */
@@ -58,6 +49,16 @@ const HEADERS: Record<string, Json> = {
       'database connection free for the call in time: whole seconds after which a retry is worthwhile.',
     schema: { type: 'integer', minimum: 1, example: 12 },
   },
+  ETag: {
+    description:
+      'A weak tag of this answer for your partner account. Send it back in If-None-Match: while the answer ' +
+      'is the same, the call answers 304 with no body (partner guide § Conditional requests).',
+    schema: { type: 'string', example: 'W/"clAwSOdYIXNYhXAbgwHAnu"' },
+  },
+  'Cache-Control': {
+    description: '`private`: the answer belongs to the key that asked; shared caches must not store it.',
+    schema: { type: 'string', const: 'private' },
+  },
   Link: {
     description:
       'When has_next is true: the next page, `<path?filters&limit=n&cursor=…>; rel="next"`, a path-absolute ' +
@@ -79,6 +80,16 @@ function headersFor(status: number, extra: string[] = []) {
   if (status === 429 || status === 500) names.push('Retry-After');
   return Object.fromEntries([...names, ...extra].map((name) => [name, ref('headers', name)]));
 }
+
+/** D-27: on every operation; a matching tag answers 304 (its response below). */
+const IF_NONE_MATCH: Parameter = {
+  in: 'header',
+  name: 'If-None-Match',
+  description:
+    'ETags of answers you kept (a list, or `*`), compared weakly. When the answer would be the same, the call ' +
+    'answers 304 with no body, which does not count against the limit (up to 1,000 a minute per key).',
+  schema: { type: 'string' },
+};
 
 /** Stated on every operation with query parameters: how the whole query string is read (D-11). */
 const QUERY_RULES =
@@ -129,6 +140,7 @@ export function openApiDocument(): OpenAPIObject {
     if (!operation) continue;
     for (const tag of operation.tags ?? []) usedTags.add(tag);
     finishParameters(operation);
+    operation.parameters = [...(operation.parameters ?? []), IF_NONE_MATCH];
     // Any path or method outside the API is 404 PARTNER_API_NOT_FOUND (D-12): every operation can see it.
     const codes = [...new Set([...(codesByPath.get(path) ?? []), 'PARTNER_API_NOT_FOUND' as const])];
     // A read that takes `cursor` answers a `Link: rel="next"` to the next cursor page (D-19).
@@ -139,14 +151,16 @@ export function openApiDocument(): OpenAPIObject {
       '200': {
         ...operation.responses?.['200'],
         description: 'The envelope with data.',
-        headers: headersFor(200, cursorPaged ? ['Link'] : []),
+        headers: headersFor(200, ['ETag', 'Cache-Control', ...(cursorPaged ? ['Link'] : [])]),
+      },
+      '304': {
+        description: 'Not modified: If-None-Match matched the answer. No body; the headers of the 200.',
+        headers: headersFor(304, ['ETag', 'Cache-Control']),
       },
       ...errorResponses(codes),
     };
   }
 
-  const undeclared = [...usedTags].filter((tag) => !(tag in TAGS));
-  if (undeclared.length) throw new Error(`OpenAPI tags without a description: ${undeclared.join(', ')}`);
   document.tags = Object.entries(TAGS)
     .filter(([name]) => usedTags.has(name))
     .map(([name, description]) => ({ name, description }));

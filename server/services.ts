@@ -3,6 +3,7 @@ import type { PoolSlots } from '../db/pool-slots';
 import { type ApiKeyState, loadApiKeyStates } from '../db/queries/apiKeys';
 import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
 import type { Replicas } from '../db/replicas';
+import type { Conditional } from './conditional';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import { FallbackLimiter } from './ratelimit/fallback';
@@ -27,6 +28,8 @@ export type Services = {
     limiter: RateLimiter;
     /** Refused key checks per client address (D-14); in process on purpose: it guards this instance's database. */
     refused: MemorySlidingWindow;
+    /** 304s per key that give their call back (D-27), in the same store as `limiter`. */
+    notModified: RateLimiter;
     /** Every key's state by its hash. */
     keys: RefreshingCache<ApiKeyState>;
   };
@@ -46,6 +49,8 @@ export type RequestContext = Services & {
   authenticated?: Promise<PartnerScope>;
   /** Headers a middleware wants on the response (rate-limit fields); copied out by responseMeta. */
   responseHeaders: Record<string, string>;
+  /** A single call over HTTP, which may answer 304 (D-27); unset for a tRPC batch and createCaller. */
+  conditional?: Conditional | undefined;
   /** What the request's access line reports (HTTP only, D-22). */
   access?: AccessRecord | undefined;
 };
@@ -90,9 +95,11 @@ export function createServices(
   replicas?: Replicas,
 ): Services {
   const control = controlOf(db);
-  const { perKey, perAddressRefused } = policies(config.RATE_LIMIT_PER_MINUTE);
+  const { perKey, perAddressRefused, perKeyNotModified } = policies(config.RATE_LIMIT_PER_MINUTE);
   const clock = () => now().getTime();
   const local = new MemorySlidingWindow(perKey, clock);
+  const notModifiedLocal = new MemorySlidingWindow(perKeyNotModified, clock);
+  const notModifiedShared = sharedStore?.withPolicy?.(perKeyNotModified);
   return {
     db,
     control,
@@ -104,6 +111,7 @@ export function createServices(
       policy: perKey,
       limiter: sharedStore ? new FallbackLimiter(sharedStore, local, log) : local,
       refused: new MemorySlidingWindow(perAddressRefused, clock),
+      notModified: notModifiedShared ? new FallbackLimiter(notModifiedShared, notModifiedLocal, log) : notModifiedLocal,
       keys: new RefreshingCache(
         async () => new Map((await loadApiKeyStates(control)).map((key) => [key.keyHash, key])),
         caches,
@@ -114,11 +122,9 @@ export function createServices(
 }
 
 /**
- * A small table held in memory and reloaded whole, so a lookup costs no round trip (D-14, D-20): every
- * key's state, every brand. A call never sees entries older than `maxAgeMs` (1 s); once they are half that
- * old a call starts a reload in the background. A name not held waits for a load that started after the
- * call arrived (a key issued a moment ago is found); loads are single-flight and at least `minIntervalMs`
- * apart, so a flood of unknown names costs the database one small query per interval, never one per call.
+ * A small table (every key's state, every brand) held in memory and reloaded whole, at most `maxAgeMs` old,
+ * so a lookup costs no round trip (D-14, D-20). Single-flight loads at least `minIntervalMs` apart serve
+ * names not held, so a flood of unknown names costs one small query per interval (docs/operations.md).
  */
 export class RefreshingCache<Entry> {
   private entries = new Map<string, Entry>();

@@ -2,10 +2,8 @@ import type * as Api from '@opentelemetry/api';
 import type { TraceParent } from './request';
 
 /**
- * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set; until then `tracing`
- * is undefined. Spans are made by hand (ESM auto-instrumentation patches modules at load): the HTTP request
- * (server/request.ts) and its procedure (server/trpc.ts). Statements are not spans: no public hook of
- * drizzle or postgres.js times one. Exported over OTLP/HTTP in batches.
+ * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set (until then `tracing` is
+ * undefined), its spans made by hand: ESM auto-instrumentation patches modules at load (docs/operations.md).
  */
 export type Tracing = {
   startHttpSpan(method: string, parent: TraceParent | undefined): HttpSpan;
@@ -28,7 +26,7 @@ export let tracing: Tracing | undefined;
 const SERVICE_NAME = 'partner-reporting-api';
 
 /** Starts exporting spans to `endpoint` (an OTLP/HTTP base URL; traces go to its `/v1/traces`). */
-export async function startTracing(options: { endpoint: string; serviceName?: string }): Promise<Tracing> {
+export async function startTracing(endpoint: string): Promise<Tracing> {
   const [api, { NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] =
     await Promise.all([
       import('@opentelemetry/api'),
@@ -36,9 +34,9 @@ export async function startTracing(options: { endpoint: string; serviceName?: st
       import('@opentelemetry/exporter-trace-otlp-http'),
       import('@opentelemetry/resources'),
     ]);
-  const url = `${options.endpoint.replace(/\/+$/, '')}/v1/traces`;
+  const url = `${endpoint.replace(/\/+$/, '')}/v1/traces`;
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': options.serviceName ?? SERVICE_NAME }),
+    resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
   // The AsyncLocalStorage context manager: a span started inside `context.with` is the parent of what

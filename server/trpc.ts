@@ -8,9 +8,10 @@ import { PoolBusyError, type PoolSlots } from '../db/pool-slots';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import { replicaFailureIn } from '../db/replicas';
 import { PUBLIC_CODE } from '../db/schema/columns';
+import { answerConditionally } from './conditional';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
 import { metrics } from './metrics';
-import { rateLimitHeaders, secondsUntil } from './ratelimit/sliding-window';
+import { type RateLimitDecision, rateLimitHeaders, secondsUntil } from './ratelimit/sliding-window';
 import type { RequestContext } from './services';
 import { tracing } from './tracing';
 
@@ -84,8 +85,13 @@ export function untilAborted<T>(signal: AbortSignal, work: () => PromiseLike<T>)
   });
 }
 
-/** The caller's partner, once the key is accepted. */
-export type PartnerScope = { partnerId: number; keyId: number; keyHash: string };
+/** The caller's partner, once the key is accepted, and the limit's decision that counted its call(s). */
+export type PartnerScope = {
+  partnerId: number;
+  keyId: number;
+  keyHash: string;
+  counted: { identifier: string; decision: RateLimitDecision };
+};
 
 /**
  * The key check (D-13) and the per-key limit (D-14) for `calls` calls presented with one key, once for
@@ -130,11 +136,12 @@ export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Prom
   noteKey(ctx, key);
 
   // Keyed on the key's hash, not its row id: unique across deployments that share one Redis.
-  const decision = await limiter.limit(`key:${keyHash}`, calls);
+  const identifier = `key:${keyHash}`;
+  const decision = await limiter.limit(identifier, calls);
   metrics?.rateLimitDecisions.inc({ decision: decision.success ? 'admitted' : 'refused' });
   Object.assign(ctx.responseHeaders, rateLimitHeaders(policy, decision, ctx.now().getTime()));
   if (!decision.success) throw new PartnerApiError('PARTNER_API_RATE_LIMITED');
-  return { partnerId: key.partnerId, keyId: key.keyId, keyHash };
+  return { partnerId: key.partnerId, keyId: key.keyId, keyHash, counted: { identifier, decision } };
 }
 
 /** D-22: who is calling, for the access line: the key's partner and its display prefix (D-4), never the key. */
@@ -153,7 +160,10 @@ export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
   if (ctx.access) ctx.access.operation ??= path;
   const call = async () => {
     const partner = await (ctx.authenticated ?? checkKeyAndLimit(ctx, 1));
-    return next({ ctx: { partner } });
+    const result = await next({ ctx: { partner } });
+    // D-27: an answer of a single call over HTTP gets its ETag, or becomes a 304.
+    if (result.ok) await answerConditionally(ctx, partner, result.data);
+    return result;
   };
   const bounded = async () => {
     try {
@@ -175,14 +185,17 @@ export type ParameterIssues = { addIssue(issue: { code: 'custom'; message: strin
 /** What a rule across parameters judges: the operation's parameters, parsed, with the path's brand_code. */
 export type BrandParameters<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>> & { brand_code: string };
 
-/** What a rule across parameters may depend on besides them: the request's KST "today" (D-5), for defaults. */
-export type RequestDay = { today: string };
+/**
+ * What a rule across parameters may depend on besides them: the request's KST "today" (D-5), for defaults,
+ * and the key's partner, which a cursor is bound to (D-26).
+ */
+export type CallFacts = { today: string; partnerId: number };
 
 /** A read inside one brand of the key's partner: parameters first (400 before 404, D-13), then the brand. */
 export function brandProcedure<Shape extends z.ZodRawShape>(
   parameters: Shape,
   /** Rules across parameters (from ≤ to), as 400; they get the request's KST today for clock-based defaults. */
-  check?: (input: BrandParameters<Shape>, issues: ParameterIssues, request: RequestDay) => void,
+  check?: (input: BrandParameters<Shape>, issues: ParameterIssues, facts: CallFacts) => void,
 ) {
   const schema = z.object({ brand_code: brandCodeParam, ...parameters });
   return partnerProcedure.input(schema).use(async ({ ctx, input, next }) => {
@@ -191,7 +204,7 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
     if (check) {
       const broken: string[] = [];
       const issues = { addIssue: (issue: { message: string }) => void broken.push(issue.message) };
-      check(input as BrandParameters<Shape>, issues, { today });
+      check(input as BrandParameters<Shape>, issues, { today, partnerId: ctx.partner.partnerId });
       if (broken.length)
         throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(broken.join('; ')) });
     }

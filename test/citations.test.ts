@@ -75,7 +75,7 @@ const ROOTS = [
 /**
  * A path into the repository: one of its top-level folders, then at least one segment. Not preceded by a
  * character that makes it part of a URL, a package path (`drizzle-orm/pg-core`), an absolute path or a
- * relative import (`../shared/envelope`, checked by the compiler).
+ * relative import (`../shared/contract`, checked by the compiler).
  */
 const REPO_PATH = new RegExp(
   `(?<![\\w.@/-])(?:${ROOTS.map((root) => root.replace(/[.]/g, '\\.')).join('|')})/[\\w.*/-]*[\\w*]`,
@@ -163,9 +163,10 @@ describe('citations inside the repository', () => {
   const others = scanned.filter((file) => file !== THIS_FILE);
   const defined = definedDecisions(readFileSync(join(ROOT, LOG), 'utf8'));
 
-  it('the decision log defines D-1 to D-25, once each', () => {
+  it('the decision log defines D-1 to its last decision, in order, once each', () => {
     const headings = [...readFileSync(join(ROOT, LOG), 'utf8').matchAll(/^#{2,3}\s+(D-\d+)\b/gm)].map((m) => m[1]);
-    expect(headings).toEqual(Array.from({ length: 25 }, (_, i) => `D-${i + 1}`));
+    expect(headings.length).toBeGreaterThanOrEqual(27);
+    expect(headings).toEqual(Array.from({ length: headings.length }, (_, i) => `D-${i + 1}`));
   });
 
   it('every D-n cited is defined in the decision log', () => {
@@ -215,7 +216,7 @@ describe('the checks themselves', () => {
   it('let through what is not a citation', () => {
     for (const line of [
       "import { pgTable } from 'drizzle-orm/pg-core';",
-      "import { success } from '../shared/envelope';",
+      "import { success } from '../shared/contract';",
       'GET http://127.0.0.1:3000/docs/assets/x.js and /partner/v1/brands',
       'the packed sdk/dist/index.js, db/migrations/*.sql, server/ratelimit/',
       'partner guide § Rate limits; RFC 9110 §10.2.3; README.md',

@@ -27,8 +27,13 @@ async function contents(database: DatabaseHandle) {
   );
   const out: Record<string, { rows: number; md5: string }> = {};
   for (const { name } of tables) {
-    // When a run started and finished is the clock of that run, not data.
-    const row = name === 'aggregate_runs' ? sql.raw('(x.id, x.through_day, x.kind)') : sql.raw('x');
+    // When a run started and finished, and which transaction noted a change when, are that run's, not data.
+    const row =
+      name === 'aggregate_runs'
+        ? sql.raw('(x.id, x.through_day, x.kind)')
+        : name === 'review_changes'
+          ? sql.raw('(x.brand_id, x.review_code)')
+          : sql.raw('x');
     const [result] = await database.rows<{ rows: number; md5: string }>(sql`
       SELECT count(*)::int AS rows, md5(coalesce(string_agg(${row}::text, E'\n' ORDER BY ${row}::text), '')) AS md5
       FROM ${sql.identifier(name)} AS x`);

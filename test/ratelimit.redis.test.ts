@@ -84,6 +84,24 @@ describe('fallback when the store is slow or down (D-14)', () => {
     await vi.waitFor(() => expect(refunded).toEqual(['k']));
   });
 
+  it('gives a refund back to the store that counted the call', async () => {
+    const refunded: string[] = [];
+    const shared: RateLimiter = {
+      limit: async () => ({ success: true, limit: 3, remaining: 2, reset: 0, window: 7 }),
+      refund: async (id, _calls, counted) => {
+        refunded.push(`${id} of window ${counted?.window}`);
+      },
+    };
+    const local = new MemorySlidingWindow(policy(3));
+    const limiter = new FallbackLimiter(shared, local, createLogger('silent'));
+    await limiter.refund('k', 1, await limiter.limit('k'));
+    expect(refunded).toEqual(['k of window 7']);
+    // A decision of the in-process limiter (the store was down) goes back to it.
+    await limiter.refund('k', 1, await local.limit('k'));
+    expect(refunded).toHaveLength(1);
+    expect((await local.limit('k')).remaining).toBe(2);
+  });
+
   it('starts and answers with a Redis that is not there', async () => {
     const store = await connectSharedStore(
       parseConfig({ REDIS_URL: 'redis://127.0.0.1:1' }),

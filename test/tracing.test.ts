@@ -41,7 +41,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-  tracing = await startTracing({ endpoint: `http://127.0.0.1:${(collector.address() as AddressInfo).port}/` });
+  tracing = await startTracing(`http://127.0.0.1:${(collector.address() as AddressInfo).port}/`);
   const database = await openTestDatabase();
   const services = testServices(database.db);
   services.log = createLogger('info', (line) => lines.push(line));

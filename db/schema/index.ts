@@ -4,6 +4,7 @@ export * from './brands';
 export * from './enums';
 export * from './managers';
 export * from './partners';
+export * from './review-changes';
 export * from './reviews';
 export * from './sales';
 export * from './shops';

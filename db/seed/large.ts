@@ -2,7 +2,7 @@
 // reads it, with ~100 shops on every platform, a year of sales and N reviews over the last 365 days. Rows are
 // generated chunk by chunk and streamed (COPY on PostgreSQL, db/seed/bulk.ts), so memory stays flat whatever
 // N is; statistics are refreshed afterwards.
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { addDays, kstDayStart, kstToday } from '../kst';
 import {
@@ -302,6 +302,9 @@ export async function seedLarge(
       }
     }
     await write(salesSnapshots, salesChunks());
+    // A walk of the change feed reads these reviews whole (D-26): their millions of change rows would only
+    // wait for pruning. TRUNCATE also starts every walk of every brand again, as the reviews are new.
+    await tx.execute(sql`TRUNCATE review_changes`);
 
     return {
       brandCode: BENCH_BRAND_CODE,

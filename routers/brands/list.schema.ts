@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf, pageOf, pageParams } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { pageOf, pageParams } from '../shared/pagination';
 import { kstTimestampSchema } from '../shared/values';
 
 export const listBrandsMeta = readOperation({
@@ -24,4 +23,3 @@ export const brandSchema = z
   .meta({ id: 'Brand' });
 
 export const listBrandsOutput = envelopeOf(pageOf(brandSchema));
-export type Brand = z.output<typeof brandSchema>;

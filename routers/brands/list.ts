@@ -1,6 +1,6 @@
 import { listBrands } from '../../db/queries/brands';
 import { partnerProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import { listBrandsInput, listBrandsMeta, listBrandsOutput } from './list.schema';
 
 /** GET /partner/v1/brands (partner guide § List brands), from the directory: at most 1 s old, like the key check. */

@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { REVIEW_STATS_GROUP_BY, type ReviewStatsGroupBy } from '../../db/queries/reviewStats';
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf, optional, pageOf, pageParams, platformShopIdParam, withDefault } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { pageOf, pageParams } from '../shared/pagination';
-import { optional, platformShopIdParam, withDefault } from '../shared/params';
-import { rangeParams } from '../shared/range';
-import { reportRowParts } from '../shared/report-rows';
+import { rangeParams, reportRowParts } from '../shared/report';
 import { kstDaySchema, platformSchema } from '../shared/values';
 
 export const listReviewStatsMeta = readOperation({
@@ -45,7 +42,7 @@ const counts = {
 };
 const { absent, variant } = reportRowParts<ReviewStatsGroupBy>('ReviewStatsRow', 'review statistics');
 
-/** A review statistics row, one variant per group_by (routers/shared/report-rows.ts). */
+/** A review statistics row, one variant per group_by (routers/shared/report.ts). */
 export const reviewStatsRowSchema = z
   .discriminatedUnion('group_by', [
     z

@@ -1,8 +1,7 @@
 import { listReviewStats } from '../../db/queries/reviewStats';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
-import { rangeInOrder, resolveRange } from '../shared/range';
-import { pageOfVariants } from '../shared/report-rows';
+import { success } from '../shared/contract';
+import { pageOfVariants, rangeInOrder, resolveRange } from '../shared/report';
 import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams, reviewStatsRowSchema } from './list.schema';
 
 export const list = brandProcedure(listReviewStatsParams, rangeInOrder)

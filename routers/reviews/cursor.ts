@@ -11,8 +11,8 @@ import { PartnerApiError } from '../../server/errors';
 export const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,200}$/;
 
 /** Positions a cursor may hold: the days a filter may name (from 1900, D-11) up to year 9999. */
-const FIRST_SECOND = Date.UTC(1900, 0, 1) / 1000 - 86_400;
-const LAST_SECOND = Date.UTC(9999, 11, 31) / 1000;
+export const FIRST_SECOND = Date.UTC(1900, 0, 1) / 1000 - 86_400;
+export const LAST_SECOND = Date.UTC(9999, 11, 31) / 1000;
 
 const payloadSchema = z.tuple([
   z.number().int().min(FIRST_SECOND).max(LAST_SECOND),
@@ -31,8 +31,25 @@ function fingerprint({ brandCode, filters }: CursorScope): string {
 }
 
 export function encodeCursor(position: ReviewPosition, scope: CursorScope): string {
-  const payload = [Math.floor(position.writtenAt.getTime() / 1000), position.reviewCode, fingerprint(scope)];
+  return encodePayload([Math.floor(position.writtenAt.getTime() / 1000), position.reviewCode, fingerprint(scope)]);
+}
+
+/** A cursor's text: its payload as JSON in base64url. */
+export function encodePayload(payload: unknown): string {
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
+}
+
+/** A cursor's payload, if the text is the canonical spelling of one `schema` accepts. */
+export function decodePayload<T extends z.ZodType>(cursor: string, schema: T): z.output<T> | undefined {
+  if (!CURSOR_TEXT.test(cursor)) return undefined;
+  const bytes = Buffer.from(cursor, 'base64url');
+  // Node's decoder skips what it cannot read; only the canonical spelling of the bytes is ours.
+  if (bytes.toString('base64url') !== cursor) return undefined;
+  try {
+    return schema.parse(JSON.parse(bytes.toString('utf8')));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The position a cursor holds, or why it is refused here (D-19, both 400). */
@@ -40,16 +57,8 @@ export function decodeCursor(
   cursor: string,
   scope: CursorScope,
 ): { position: ReviewPosition } | { refused: 'malformed' | 'other filters' } {
-  if (!CURSOR_TEXT.test(cursor)) return { refused: 'malformed' };
-  const bytes = Buffer.from(cursor, 'base64url');
-  // Node's decoder skips what it cannot read; only the canonical spelling of the bytes is ours.
-  if (bytes.toString('base64url') !== cursor) return { refused: 'malformed' };
-  let parsed: z.infer<typeof payloadSchema>;
-  try {
-    parsed = payloadSchema.parse(JSON.parse(bytes.toString('utf8')));
-  } catch {
-    return { refused: 'malformed' };
-  }
+  const parsed = decodePayload(cursor, payloadSchema);
+  if (!parsed) return { refused: 'malformed' };
   const [seconds, reviewCode, madeUnder] = parsed;
   if (madeUnder !== fingerprint(scope)) return { refused: 'other filters' };
   return { position: { writtenAt: new Date(seconds * 1000), reviewCode } };

@@ -1,7 +1,7 @@
 import { findReview } from '../../db/queries/reviews';
 import { PartnerApiError } from '../../server/errors';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import { getReviewMeta, getReviewOutput, getReviewParams } from './get.schema';
 
 export const get = brandProcedure(getReviewParams)

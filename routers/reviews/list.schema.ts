@@ -1,17 +1,18 @@
 import { z } from 'zod';
 import type { BrandParameters } from '../../server/trpc';
-import { envelopeOf } from '../shared/envelope';
-import { readOperation } from '../shared/meta';
-import { pageOf, pageParams } from '../shared/pagination';
 import {
   booleanParam,
   dayParam,
   daysInOrder,
   decimalParam,
+  envelopeOf,
   optional,
+  pageOf,
+  pageParams,
   platformShopIdParam,
   textParam,
-} from '../shared/params';
+} from '../shared/contract';
+import { readOperation } from '../shared/meta';
 import { platformSchema } from '../shared/values';
 import { CURSOR_TEXT, decodeCursor } from './cursor';
 import { reviewSchema } from './review.schema';

@@ -1,6 +1,6 @@
 import { listReviews } from '../../db/queries/reviews';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import { cursorPosition, encodeCursor, nextPageLink } from './cursor';
 import {
   LIST_REVIEWS_PATH,

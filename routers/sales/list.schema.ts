@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { SALES_GROUP_BY, type SalesGroupBy } from '../../db/queries/sales';
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf, optional, pageOf, pageParams, platformShopIdParam, withDefault } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { pageOf, pageParams } from '../shared/pagination';
-import { optional, platformShopIdParam, withDefault } from '../shared/params';
-import { rangeParams } from '../shared/range';
-import { reportRowParts } from '../shared/report-rows';
+import { rangeParams, reportRowParts } from '../shared/report';
 import { kstDaySchema, salesPlatformSchema } from '../shared/values';
 import { embeddedUserSchema } from '../shops/list.schema';
 
@@ -41,7 +38,7 @@ export const listSalesParams = {
 const salesAmount = z.number().int().min(0).describe('Summed sales of the period, in won.');
 const { absent, variant } = reportRowParts<SalesGroupBy>('SalesRow', 'sales');
 
-/** A sales row (partner guide § Sales), one variant per group_by (routers/shared/report-rows.ts). */
+/** A sales row (partner guide § Sales), one variant per group_by (routers/shared/report.ts). */
 export const salesRowSchema = z
   .discriminatedUnion('group_by', [
     z

@@ -1,8 +1,7 @@
 import { listSales } from '../../db/queries/sales';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
-import { rangeInOrder, resolveRange } from '../shared/range';
-import { pageOfVariants } from '../shared/report-rows';
+import { success } from '../shared/contract';
+import { pageOfVariants, rangeInOrder, resolveRange } from '../shared/report';
 import { listSalesMeta, listSalesOutput, listSalesParams, salesRowSchema } from './list.schema';
 
 export const list = brandProcedure(listSalesParams, rangeInOrder)

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf, pageOf, pageParams } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { pageOf, pageParams } from '../shared/pagination';
 import { managerRoleSchema, platformSchema, shopStatusSchema } from '../shared/values';
 
 export const listShopsMeta = readOperation({

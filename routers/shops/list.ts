@@ -1,6 +1,6 @@
 import { listShops } from '../../db/queries/shops';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import { listShopsMeta, listShopsOutput, listShopsParams } from './list.schema';
 
 export const list = brandProcedure(listShopsParams)

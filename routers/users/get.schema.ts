@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf } from '../shared/contract';
 import { readOperation } from '../shared/meta';
 import { userSchema } from './user.schema';
 

@@ -1,7 +1,7 @@
 import { findUser } from '../../db/queries/users';
 import { PartnerApiError } from '../../server/errors';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import { getUserMeta, getUserOutput, getUserParams } from './get.schema';
 
 export const get = brandProcedure(getUserParams)

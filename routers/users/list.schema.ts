@@ -1,6 +1,5 @@
-import { envelopeOf } from '../shared/envelope';
+import { envelopeOf, pageOf, pageParams } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { pageOf, pageParams } from '../shared/pagination';
 import { userSchema } from './user.schema';
 
 export const listUsersMeta = readOperation({

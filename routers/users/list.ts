@@ -1,6 +1,6 @@
 import { listUsers } from '../../db/queries/users';
 import { brandProcedure } from '../../server/trpc';
-import { success } from '../shared/envelope';
+import { success } from '../shared/contract';
 import { listUsersMeta, listUsersOutput, listUsersParams } from './list.schema';
 
 export const list = brandProcedure(listUsersParams)

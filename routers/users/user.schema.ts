@@ -19,5 +19,3 @@ export const userSchema = z
     created_at: kstTimestampSchema.describe('Time registered in the brand (KST).'),
   })
   .meta({ id: 'User' });
-
-export type User = z.output<typeof userSchema>;

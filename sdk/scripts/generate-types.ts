@@ -239,7 +239,7 @@ function typePrinter(checker: ts.TypeChecker) {
   }
 
   function printType(type: ts.Type, schema: Schema | undefined, indent: string, side: Side): string {
-    // Unions member by member, so no name of the server's (e.g. `Raw<number>` of routers/shared/params.ts)
+    // Unions member by member, so no name of the server's (e.g. `Raw<number>` of routers/shared/contract.ts)
     // is printed, with `true | false` as boolean and null/undefined last.
     if (type.isUnion()) {
       let parts = type.types.map((part) =>

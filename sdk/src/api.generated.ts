@@ -15,6 +15,7 @@ export type PartnerErrorCode =
   | 'PARTNER_API_REVIEW_NOT_FOUND'
   | 'PARTNER_API_USER_NOT_FOUND'
   | 'PARTNER_API_NOT_FOUND'
+  | 'PARTNER_API_CURSOR_EXPIRED'
   | 'PARTNER_API_RATE_LIMITED'
   | 'PARTNER_API_INTERNAL_ERROR';
 
@@ -414,6 +415,21 @@ export interface PartnerApiInputs {
       /** Review identifier, from the review list. */
       review_id: string;
     };
+    changes: {
+      /** Brand identifier, from GET /partner/v1/brands. */
+      brand_code: string;
+      /**
+       * Opaque position: next_cursor of an earlier answer for the same brand. Absent: start a walk.
+       * @pattern ^[A-Za-z0-9_-]{1,200}$
+       */
+      cursor?: string | undefined;
+      /**
+       * Items per page, 1 to 100. Default 20.
+       * @minimum 1
+       * @maximum 100
+       */
+      limit?: number | undefined;
+    };
   };
   reviewStats: {
     list: {
@@ -536,6 +552,22 @@ export interface PartnerApiOutputs {
       has_next: boolean;
     };
     get: Review;
+    changes: {
+      items: {
+        /** The review changed. */
+        review_id: string;
+        /** UPSERT: the review as it is now, to add or replace; DELETE: remove it from the copy. */
+        change: 'DELETE' | 'UPSERT';
+        /** As GET …/reviews/{review_id} returns it now; null for DELETE. */
+        review: Review | null;
+      }[];
+      /** The page size asked for. */
+      limit: number;
+      /** Whether more can be read now; false: caught up, call again later. */
+      has_next: boolean;
+      /** Where to continue; always present. */
+      next_cursor: string;
+    };
   };
   reviewStats: {
     list: {
@@ -569,6 +601,7 @@ export const PROCEDURES = [
   'shops.list',
   'reviews.list',
   'reviews.get',
+  'reviews.changes',
   'reviewStats.list',
   'sales.list',
 ] as const;
@@ -596,6 +629,7 @@ export const PARAMETERS = {
     'keyword',
   ],
   'reviews.get': ['brand_code', 'review_id'],
+  'reviews.changes': ['brand_code', 'cursor', 'limit'],
   'reviewStats.list': ['brand_code', 'page', 'limit', 'group_by', 'platform', 'platform_shop_id', 'from', 'to'],
   'sales.list': ['brand_code', 'page', 'limit', 'group_by', 'platform', 'platform_shop_id', 'from', 'to'],
 } as const;
@@ -639,6 +673,11 @@ export interface PartnerClient {
       input: PartnerApiInputs['reviews']['get'],
       options?: RequestOptions,
     ): APIPromise<PartnerApiOutputs['reviews']['get']>;
+    /** Review changes of a brand: `GET /partner/v1/brands/{brand_code}/review-changes`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    changes(
+      input: PartnerApiInputs['reviews']['changes'],
+      options?: RequestOptions,
+    ): APIPromise<PartnerApiOutputs['reviews']['changes']>;
   };
   reviewStats: {
     /** Review statistics of a brand: `GET /partner/v1/brands/{brand_code}/review-stats`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */

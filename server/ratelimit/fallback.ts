@@ -60,4 +60,20 @@ export class FallbackLimiter implements RateLimiter {
       clearTimeout(timer);
     }
   }
+
+  /**
+   * Gives calls back to the store that counted them: a decision of the shared store names its window, one
+   * of the in-process limiter does not. A refund the store has not confirmed within `timeoutMs` is not waited for.
+   */
+  async refund(identifier: string, calls = 1, counted?: RateLimitDecision): Promise<void> {
+    if (counted?.window === undefined) return this.local.refund?.(identifier, calls, counted);
+    const given = this.shared.refund?.(identifier, calls, counted).catch((error: unknown) => {
+      this.log.debug({ error }, 'rate-limit refund failed');
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.timeoutMs);
+    });
+    await Promise.race([given, timeout]).finally(() => clearTimeout(timer));
+  }
 }

@@ -37,7 +37,7 @@ export class RedisSlidingWindow implements RateLimiter {
   private readonly refundScript: Script<number>;
 
   constructor(
-    redis: Redis,
+    private readonly redis: Redis,
     readonly policy: RateLimitPolicy,
     private readonly prefix = 'partner-api:ratelimit',
     private readonly clock: () => number = Date.now,
@@ -65,6 +65,11 @@ export class RedisSlidingWindow implements RateLimiter {
   async refund(identifier: string, calls = 1, counted?: RateLimitDecision): Promise<void> {
     const window = counted?.window === undefined ? '' : String(counted.window);
     await this.refundScript.exec([this.key(identifier)], [String(this.policy.windowMs), String(calls), window]);
+  }
+
+  /** Another policy on the same client and prefix; its identifiers must differ from this one's. */
+  withPolicy(policy: RateLimitPolicy): RedisSlidingWindow {
+    return new RedisSlidingWindow(this.redis, policy, this.prefix, this.clock);
   }
 }
 

@@ -20,6 +20,8 @@ export interface RateLimiter {
   limit(identifier: string, calls?: number): Promise<RateLimitDecision>;
   /** Gives back counted calls, never below zero (`counted` is the decision that counted them). */
   refund?(identifier: string, calls?: number, counted?: RateLimitDecision): Promise<void>;
+  /** The same store judging another policy, with counts of its own (the shared store). */
+  withPolicy?(policy: RateLimitPolicy): RateLimiter;
 }
 
 export type RateLimitPolicy = { name: string; limit: number; windowMs: number };
@@ -30,6 +32,8 @@ export function policies(perMinute: number) {
     perKey: { name: 'default', limit: perMinute, windowMs: 60_000 },
     /** Calls refused by the key check, per client address: bounds key guessing. */
     perAddressRefused: { name: 'refused-keys', limit: 300, windowMs: 60_000 },
+    /** 304s per key that give their call back to perKey (D-27); past it a 304 counts like any call. */
+    perKeyNotModified: { name: 'not-modified', limit: 1_000, windowMs: 60_000 },
   } satisfies Record<string, RateLimitPolicy>;
 }
 

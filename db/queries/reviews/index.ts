@@ -26,7 +26,8 @@ export type ReviewPosition = { writtenAt: Date; reviewCode: string };
 /** Which rows of the ordered list to read: LIMIT/OFFSET, optionally after a position (D-19). */
 export type ReviewWindow = { limit: number; offset: number; after?: ReviewPosition | undefined };
 
-function reviewColumns(brand: CriticalBrand) {
+/** A review's fields as the API shows them (with toReview), is_critical by `brand`'s range. */
+export function reviewColumns(brand: CriticalBrand) {
   return {
     review_id: reviews.reviewCode,
     platform_shop_id: shops.platformShopId,
@@ -47,7 +48,7 @@ function reviewColumns(brand: CriticalBrand) {
 type ReviewRow = Awaited<ReturnType<typeof listQuery>>[number];
 
 /** D-7: a reply is shown only when REPLIED. Keys in the Review schema's order: the answer is not parsed again (D-25). */
-function toReview(row: ReviewRow) {
+export function toReview(row: ReviewRow) {
   const replied = row.isReplied;
   return {
     review_id: row.review_id,

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { isCalendarDay } from '../../db/kst';
 import type { ParameterIssues } from '../../server/trpc';
 
+// What every operation's contract is built from: its query parameters, its page, and the success envelope.
+
 // Query-string parameters (D-11): each helper accepts a string (REST) or a typed value (tRPC), exactly.
 // They are z.preprocess pipes because trpc-to-openapi rewrites plain z.number()/z.boolean() into coercing
 // ones ("false" → true); a repeated parameter (an array) fails every helper, and empty counts as absent.
@@ -73,4 +75,37 @@ export function platformShopIdParam() {
   return optional(textParam(100)).describe(
     'Only this shop. The same id on two platforms names two shops: add platform to pick one.',
   );
+}
+
+export const MAX_LIMIT = 100;
+
+/** `page` and `limit` of every list (D-11): page ≥ 1, limit 1..100, anything else is 400. */
+export const pageParams = {
+  page: withDefault(integerParam(1, Number.MAX_SAFE_INTEGER), 1).describe('Page number, from 1. Default 1.'),
+  limit: withDefault(integerParam(1, MAX_LIMIT), 20).describe('Items per page, 1 to 100. Default 20.'),
+};
+
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({
+    items: z.array(item),
+    page: z.number().int().describe('The page returned.'),
+    limit: z.number().int().describe('The page size asked for.'),
+    has_next: z.boolean().describe('Whether a further page has at least one item.'),
+  });
+}
+
+// The success envelope (partner guide § Responses): procedures return through `success`, so REST, tRPC and
+// createCaller all see the same body, and the OpenAPI 200 response describes it. (Errors: server/errors.ts.)
+
+export function envelopeOf<T extends z.ZodType>(data: T) {
+  return z.object({
+    status: z.literal('SUCCESS'),
+    status_code: z.literal(200),
+    message: z.literal('OK'),
+    data,
+  });
+}
+
+export function success<T>(data: T) {
+  return { status: 'SUCCESS' as const, status_code: 200 as const, message: 'OK' as const, data };
 }

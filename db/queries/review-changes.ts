@@ -1,0 +1,215 @@
+import { and, asc, desc, eq, gte, lt, type SQLWrapper, sql } from 'drizzle-orm';
+import { type Db, liftRequestBounds } from '../client';
+import { ReplicaBehindError } from '../replicas';
+import { brands, reviewChanges, reviewChangesPruned, reviews, shops } from '../schema';
+import type { BrandScope } from './brands';
+import { literalLimit } from './pagination';
+import { type ReviewPosition, reviewColumns, toReview } from './reviews';
+
+// The review change feed (D-26). A walk first reads every review the brand has, in the list's order, then
+// the changes recorded from the moment it started. Positions are PostgreSQL transaction ids: the feed only
+// reads changes of transactions below the oldest one still in flight, which have all committed or aborted
+// on the server read, so nothing can appear behind a position once it is handed out.
+
+/**
+ * Where a walk stands. `walk`: inside its first read of every review, after `after` in the list's order,
+ * with the changes to replay from the transaction `start`. `changes`: after change (xid, seq).
+ * Both carry the brand's feed epoch they began under: a walk of another epoch starts again.
+ */
+export type FeedPosition =
+  | { kind: 'walk'; epoch: number; start: number; after: ReviewPosition | undefined }
+  | { kind: 'changes'; epoch: number; xid: number; seq: number };
+
+export type ReviewChange = {
+  review_id: string;
+  change: 'UPSERT' | 'DELETE';
+  review: ReturnType<typeof toReview> | null;
+};
+
+export type FeedPage = { items: ReviewChange[]; hasNext: boolean; next: FeedPosition };
+
+/** The oldest transaction the server read still has in flight, as seen by the statement that reads it. */
+const horizon = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text`;
+
+/**
+ * One page of the feed after `from` (or from the start of a new walk), read in one statement on one server:
+ * the brand's epoch and range, the horizon, and the rows. 'expired' when the walk can no longer be served
+ * (its epoch ended, or changes after it were pruned). A server whose snapshot has not reached the walk's
+ * position throws ReplicaBehindError: the call runs again on the primary (D-23).
+ */
+export async function readReviewChanges(
+  db: Db,
+  brand: BrandScope,
+  from: FeedPosition | undefined,
+  limit: number,
+): Promise<FeedPage | 'expired' | undefined> {
+  const position = db
+    .select({
+      horizon: horizon.as('horizon'),
+      epoch: brands.feedEpoch,
+      min: brands.criticalStarMin,
+      max: brands.criticalStarMax,
+      prunedXid: reviewChangesPruned.xid,
+      prunedSeq: reviewChangesPruned.seq,
+    })
+    .from(brands)
+    .leftJoin(reviewChangesPruned, eq(reviewChangesPruned.brandId, brands.id))
+    .where(eq(brands.id, brand.id))
+    .as('position');
+  const fields = {
+    horizon: position.horizon,
+    epoch: position.epoch,
+    prunedXid: position.prunedXid,
+    prunedSeq: position.prunedSeq,
+    review: reviewColumns({ criticalRange: { min: position.min, max: position.max } }),
+  };
+  // Each key joined to the review it names as the brand has it now; none is a DELETE.
+  const sameReview = (code: SQLWrapper) => and(eq(reviews.reviewCode, code), eq(reviews.brandId, brand.id));
+
+  if (from?.kind === 'changes') {
+    const keys = changeKeys(db, brand, from, limit);
+    const rows = await db
+      .select({ ...fields, code: keys.reviewCode, xid: keys.xid, seq: keys.seq })
+      .from(position)
+      .leftJoin(keys, sql`true`)
+      .leftJoin(reviews, sameReview(keys.reviewCode))
+      .leftJoin(shops, eq(shops.id, reviews.shopId))
+      .orderBy(asc(keys.xid), asc(keys.seq));
+    const [state] = rows;
+    if (!state) return undefined;
+    const refusal = judge(state, from, { xid: from.xid, seq: from.seq });
+    if (refusal) return refusal;
+    const changed = rows.filter((row) => row.code !== null);
+    const found = changed.slice(0, limit);
+    const last = found.at(-1);
+    const next: FeedPosition = last ? { ...from, xid: Number(last.xid), seq: Number(last.seq) } : from;
+    return { items: latestOfEach(found), hasNext: changed.length > limit, next };
+  }
+
+  const keys = walkKeys(db, brand, from?.after, limit);
+  const rows = await db
+    .select({ ...fields, code: keys.reviewCode, writtenAt: keys.writtenAt })
+    .from(position)
+    .leftJoin(keys, sql`true`)
+    .leftJoin(reviews, sameReview(keys.reviewCode))
+    .leftJoin(shops, eq(shops.id, reviews.shopId))
+    .orderBy(desc(keys.writtenAt), desc(keys.reviewCode));
+  const [state] = rows;
+  if (!state) return undefined;
+  const refusal = from && judge(state, from, { xid: from.start, seq: 0 });
+  if (refusal) return refusal;
+  const epoch = from?.epoch ?? state.epoch;
+  const start = from?.start ?? Number(state.horizon);
+  const found = rows.filter((row) => row.code !== null).slice(0, limit);
+  const last = found.at(-1);
+  // The walk's last page hands over to the changes made since it started, which the next call reads.
+  const next: FeedPosition =
+    rows.length > limit && last?.code && last.writtenAt
+      ? { kind: 'walk', epoch, start, after: { writtenAt: last.writtenAt, reviewCode: last.code } }
+      : { kind: 'changes', epoch, xid: start, seq: 0 };
+  return { items: latestOfEach(found), hasNext: true, next };
+}
+
+type State = { horizon: string; epoch: number; prunedXid: number | null; prunedSeq: number | null };
+
+/** Whether this server can serve a walk at `at`: 'expired', or a throw when it has not caught up yet. */
+function judge(state: State, from: FeedPosition, at: { xid: number; seq: number }): 'expired' | undefined {
+  if (state.epoch > from.epoch) return 'expired';
+  if (state.prunedXid !== null && state.prunedSeq !== null && after(state.prunedXid, state.prunedSeq, at)) {
+    return 'expired';
+  }
+  if (state.epoch < from.epoch || Number(state.horizon) < at.xid) throw new ReplicaBehindError();
+  return undefined;
+}
+
+const after = (xid: number, seq: number, at: { xid: number; seq: number }) =>
+  xid > at.xid || (xid === at.xid && seq > at.seq);
+
+/** The next reviews of the brand in the list's order (D-9), after `position`: keys only, one more than a page. */
+function walkKeys(db: Db, brand: BrandScope, position: ReviewPosition | undefined, limit: number) {
+  const afterPosition =
+    position &&
+    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${position.writtenAt.toISOString()}, ${position.reviewCode})`;
+  return db
+    .select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode })
+    .from(reviews)
+    .where(and(eq(reviews.brandId, brand.id), afterPosition))
+    .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
+    .limit(literalLimit(limit + 1))
+    .as('keys');
+}
+
+/** The brand's next recorded changes after `position`, of transactions below the horizon only. */
+function changeKeys(db: Db, brand: BrandScope, position: { xid: number; seq: number }, limit: number) {
+  return db
+    .select({ xid: reviewChanges.xid, seq: reviewChanges.seq, reviewCode: reviewChanges.reviewCode })
+    .from(reviewChanges)
+    .where(
+      and(
+        eq(reviewChanges.brandId, brand.id),
+        sql`(${reviewChanges.xid}, ${reviewChanges.seq}) > (${position.xid}, ${position.seq})`,
+        sql`${reviewChanges.xid} < ${horizon}::bigint`,
+      ),
+    )
+    .orderBy(asc(reviewChanges.xid), asc(reviewChanges.seq))
+    .limit(literalLimit(limit + 1))
+    .as('keys');
+}
+
+type Row = { code: string | null; review: { review_id: string | null } | null };
+
+/**
+ * The page's items: each review once, where its last change was (all show its state now), an UPSERT if the
+ * brand has it, else a DELETE.
+ */
+function latestOfEach(rows: Row[]): ReviewChange[] {
+  const last = new Map<string, Row>();
+  for (const row of rows) {
+    const code = row.code as string;
+    last.delete(code);
+    last.set(code, row);
+  }
+  return [...last].map(([code, { review }]) =>
+    review?.review_id
+      ? { review_id: code, change: 'UPSERT', review: toReview(review as Parameters<typeof toReview>[0]) }
+      : { review_id: code, change: 'DELETE', review: null },
+  );
+}
+
+/**
+ * Removes changes recorded before `before` (the retention, D-26), noting per brand the last position
+ * removed, so a walk that still needed one answers 410 instead of skipping it. Runs in the daily job.
+ */
+export async function pruneReviewChanges(db: Db, before: Date): Promise<number> {
+  return db.transaction(async (tx) => {
+    await liftRequestBounds(tx);
+    // Rows are noted in time order: the first one to keep is found by reading the old ones in order.
+    const [kept] = await tx
+      .select({ seq: reviewChanges.seq })
+      .from(reviewChanges)
+      .where(gte(reviewChanges.changedAt, before))
+      .orderBy(asc(reviewChanges.seq))
+      .limit(1);
+    const old = lt(reviewChanges.seq, kept?.seq ?? Number.MAX_SAFE_INTEGER);
+    const lastOfEachBrand = tx
+      .selectDistinctOn([reviewChanges.brandId], {
+        brandId: reviewChanges.brandId,
+        xid: reviewChanges.xid,
+        seq: reviewChanges.seq,
+      })
+      .from(reviewChanges)
+      .where(old)
+      .orderBy(reviewChanges.brandId, desc(reviewChanges.xid), desc(reviewChanges.seq));
+    await tx
+      .insert(reviewChangesPruned)
+      .select(lastOfEachBrand)
+      .onConflictDoUpdate({
+        target: reviewChangesPruned.brandId,
+        set: { xid: sql`excluded.xid`, seq: sql`excluded.seq` },
+        setWhere: sql`(excluded.xid, excluded.seq) > (${reviewChangesPruned.xid}, ${reviewChangesPruned.seq})`,
+      });
+    const removed = await tx.$count(reviewChanges, old);
+    await tx.delete(reviewChanges).where(old);
+    return removed;
+  });
+}

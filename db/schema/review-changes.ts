@@ -1,0 +1,30 @@
+import { sql } from 'drizzle-orm';
+import { bigint, bigserial, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { instant } from './columns';
+
+/**
+ * The review change feed's record (D-26): one row per review a transaction wrote, noted by triggers on
+ * `reviews` and `shops` (migration 0014), so every writer is covered. Ordered by (xid, seq); the feed hands
+ * out only positions below the oldest transaction still in flight, so a late commit is never passed over.
+ * No foreign keys: a row outlives the review it names (a removed review is a DELETE).
+ */
+export const reviewChanges = pgTable(
+  'review_changes',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    /** The writing transaction's id (xid8 as bigint): PostgreSQL's own order of transactions, no clock. */
+    xid: bigint('xid', { mode: 'number' }).notNull().default(sql`(pg_current_xact_id()::text::bigint)`),
+    brandId: integer('brand_id').notNull(),
+    reviewCode: text('review_code').notNull(),
+    /** When the writing transaction started: what the retention prunes by. */
+    changedAt: instant('changed_at').notNull().defaultNow(),
+  },
+  (t) => [index('review_changes_brand_position_idx').on(t.brandId, t.xid, t.seq)],
+);
+
+/** Per brand, the last position pruning removed: a cursor before it can no longer be served (410, D-26). */
+export const reviewChangesPruned = pgTable('review_changes_pruned', {
+  brandId: integer('brand_id').primaryKey(),
+  xid: bigint('xid', { mode: 'number' }).notNull(),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+});

@@ -1,0 +1,55 @@
+import { and, asc, desc, eq, isNull, like, max } from 'drizzle-orm';
+import type { Db } from '../client';
+import { brands, reviews, shops } from '../schema';
+
+/** What `makeDemoChanges` did, by review_id, for the person watching the change feed. */
+export type DemoChanges = { replied: string; alerted: string; added: string; removed: string };
+
+/**
+ * One change of each kind the review change feed sends (partner guide § Keeping a copy in sync), in
+ * `chicken-house`: a late reply, a negative-review alert, a new review and a removed one.
+ */
+export async function makeDemoChanges(db: Db, now = new Date()): Promise<DemoChanges> {
+  return db.transaction(async (tx) => {
+    const [brand] = await tx.select({ id: brands.id }).from(brands).where(eq(brands.brandCode, 'chicken-house'));
+    if (!brand) throw new Error('chicken-house is missing: load the demo data first (npm run db:seed)');
+    const unanswered = and(eq(reviews.brandId, brand.id), eq(reviews.replyState, 'NONE'), isNull(reviews.alertSentAt));
+    const [toReply, toAlert] = await tx
+      .select({ id: reviews.id, code: reviews.reviewCode })
+      .from(reviews)
+      .where(unanswered)
+      .orderBy(desc(reviews.writtenAt))
+      .limit(2);
+    const [toRemove] = await tx
+      .select({ id: reviews.id, code: reviews.reviewCode })
+      .from(reviews)
+      .where(eq(reviews.brandId, brand.id))
+      .orderBy(asc(reviews.writtenAt), asc(reviews.reviewCode))
+      .limit(1);
+    const [shop] = await tx.select({ id: shops.id }).from(shops).where(eq(shops.brandId, brand.id)).limit(1);
+    if (!toReply || !toAlert || !toRemove || !shop) throw new Error('chicken-house has too few reviews left');
+
+    await tx
+      .update(reviews)
+      .set({ replyState: 'POSTED', replyContent: '찾아주셔서 감사합니다! 다음에도 맛있게 준비할게요.', replyAt: now })
+      .where(eq(reviews.id, toReply.id));
+    await tx.update(reviews).set({ alertSentAt: now }).where(eq(reviews.id, toAlert.id));
+    // The next code of the demo's fixed-width kind, so text order stays age order (D-9).
+    const [last] = await tx
+      .select({ code: max(reviews.reviewCode) })
+      .from(reviews)
+      .where(like(reviews.reviewCode, 'R%'));
+    const added = `R${String(Number(last?.code?.slice(1) ?? 0) + 1).padStart(9, '0')}`;
+    await tx.insert(reviews).values({
+      reviewCode: added,
+      brandId: brand.id,
+      shopId: shop.id,
+      writtenAt: new Date(Math.floor(now.getTime() / 1000) * 1000),
+      content: '방금 주문했는데 바삭하고 좋네요',
+      rating: 4.5,
+      menus: ['후라이드 치킨'],
+    });
+    await tx.delete(reviews).where(eq(reviews.id, toRemove.id));
+    return { replied: toReply.code, alerted: toAlert.code, added, removed: toRemove.code };
+  });
+}
