@@ -54,6 +54,12 @@ const NAMED: { name: string; doc: string; call: [string, string]; item: boolean 
     item: false,
   },
   {
+    name: 'ReviewChange',
+    doc: 'An item of the review change feed: an UPSERT carries the review as it is now, a DELETE null.',
+    call: ['reviews', 'changes'],
+    item: true,
+  },
+  {
     name: 'ReviewStatsRow',
     doc: 'A row of review statistics: one variant per `group_by`, told apart by it.',
     call: ['reviewStats', 'list'],
@@ -109,6 +115,7 @@ export function generateTypes(): string {
   const outputLines: string[] = [];
   const clientLines: string[] = [];
   const parameterLines: string[] = [];
+  const feeds: string[] = [];
   for (const [namespace, names] of namespaces) {
     inputLines.push(`  ${namespace}: {`);
     outputLines.push(`  ${namespace}: {`);
@@ -134,7 +141,14 @@ export function generateTypes(): string {
       );
       const doc = `    /** ${openapi?.summary ?? name}: \`GET ${openapi?.path ?? namespace}\`. Resolves to the envelope's \`data\`; \`.withResponse()\` adds the request id, rate limit and next cursor. */`;
       const groupBy = inputSchema && childOf(inputSchema, 'group_by');
-      if (groupBy && isObjectUnion(elementType(checker, member(dataType, 'items')))) {
+      if (['items', 'has_next', 'next_cursor'].every((key) => dataType.getProperty(key))) {
+        // A feed: its pages are chained by the `next_cursor` of their data, so the call is the walk.
+        feeds.push(`'${namespace}.${name}'`);
+        clientLines.push(
+          `    /** ${openapi?.summary ?? name}: \`GET ${openapi?.path ?? namespace}\`. An async iterator over the items after \`cursor\` (from the start without one), page by page until \`has_next\` is false; \`.cursor\` is where to resume, \`.nextPage()\` reads one page. */`,
+          `    ${name}(input${optional ? '?' : ''}: ${params}, options?: RequestOptions): ChangeFeed<${data}>;`,
+        );
+      } else if (groupBy && isObjectUnion(elementType(checker, member(dataType, 'items')))) {
         // A report: its rows are a union told apart by group_by, so the answer narrows by the argument.
         const fallback = JSON.stringify(z.parse(groupBy as z.ZodType, undefined)).replaceAll('"', "'");
         clientLines.push(
@@ -158,7 +172,7 @@ export function generateTypes(): string {
     '// Generated from the router (routers/index.ts) by sdk/scripts/generate-types.ts: do not edit.',
     '// `npm run sdk:generate` rewrites it; test/sdk/types.test.ts fails when it is stale.',
     '',
-    "import type { APIPromise, NarrowedPage, RequestOptions } from './request.js';",
+    "import type { APIPromise, ChangeFeed, NarrowedPage, RequestOptions } from './request.js';",
     '',
     '/** Every error code the API answers with (the `status` of the error envelope). */',
     `export type PartnerErrorCode = ${codes};`,
@@ -176,6 +190,9 @@ export function generateTypes(): string {
     '',
     "/** The path of every procedure on the tRPC transport (`/partner/v1/trpc/<path>`), in the router's order. */",
     `export const PROCEDURES = [${[...namespaces].flatMap(([namespace, names]) => names.map((name) => `'${namespace}.${name}'`)).join(', ')}] as const;`,
+    '',
+    '/** The procedures that are feeds: each call walks its pages by their `next_cursor` (a `ChangeFeed`). */',
+    `export const FEEDS = [${feeds.join(', ')}] as const;`,
     '',
     '/** The parameter names each call takes: the client refuses any other before sending (D-11 ignores them). */',
     'export const PARAMETERS = {',

@@ -1,7 +1,7 @@
 // Generated from the router (routers/index.ts) by sdk/scripts/generate-types.ts: do not edit.
 // `npm run sdk:generate` rewrites it; test/sdk/types.test.ts fails when it is stale.
 
-import type { APIPromise, NarrowedPage, RequestOptions } from './request.js';
+import type { APIPromise, ChangeFeed, NarrowedPage, RequestOptions } from './request.js';
 
 /** Every error code the API answers with (the `status` of the error envelope). */
 export type PartnerErrorCode =
@@ -113,6 +113,16 @@ export type Review = {
   is_critical: boolean;
   /** A reply was posted or a negative-review alert was sent. */
   is_handled: boolean;
+};
+
+/** An item of the review change feed: an UPSERT carries the review as it is now, a DELETE null. */
+export type ReviewChange = {
+  /** The review changed. */
+  review_id: string;
+  /** UPSERT: the review as it is now, to add or replace; DELETE: remove it from the copy. */
+  change: 'DELETE' | 'UPSERT';
+  /** As GET …/reviews/{review_id} returns it now; null for DELETE. */
+  review: Review | null;
 };
 
 /** A row of review statistics: one variant per `group_by`, told apart by it. */
@@ -553,14 +563,7 @@ export interface PartnerApiOutputs {
     };
     get: Review;
     changes: {
-      items: {
-        /** The review changed. */
-        review_id: string;
-        /** UPSERT: the review as it is now, to add or replace; DELETE: remove it from the copy. */
-        change: 'DELETE' | 'UPSERT';
-        /** As GET …/reviews/{review_id} returns it now; null for DELETE. */
-        review: Review | null;
-      }[];
+      items: ReviewChange[];
       /** The page size asked for. */
       limit: number;
       /** Whether more can be read now; false: caught up, call again later. */
@@ -605,6 +608,9 @@ export const PROCEDURES = [
   'reviewStats.list',
   'sales.list',
 ] as const;
+
+/** The procedures that are feeds: each call walks its pages by their `next_cursor` (a `ChangeFeed`). */
+export const FEEDS = ['reviews.changes'] as const;
 
 /** The parameter names each call takes: the client refuses any other before sending (D-11 ignores them). */
 export const PARAMETERS = {
@@ -673,11 +679,11 @@ export interface PartnerClient {
       input: PartnerApiInputs['reviews']['get'],
       options?: RequestOptions,
     ): APIPromise<PartnerApiOutputs['reviews']['get']>;
-    /** Review changes of a brand: `GET /partner/v1/brands/{brand_code}/review-changes`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    /** Review changes of a brand: `GET /partner/v1/brands/{brand_code}/review-changes`. An async iterator over the items after `cursor` (from the start without one), page by page until `has_next` is false; `.cursor` is where to resume, `.nextPage()` reads one page. */
     changes(
       input: PartnerApiInputs['reviews']['changes'],
       options?: RequestOptions,
-    ): APIPromise<PartnerApiOutputs['reviews']['changes']>;
+    ): ChangeFeed<PartnerApiOutputs['reviews']['changes']>;
   };
   reviewStats: {
     /** Review statistics of a brand: `GET /partner/v1/brands/{brand_code}/review-stats`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */

@@ -1,9 +1,12 @@
-import { PARAMETERS, type PartnerClient, type PartnerErrorCode, PROCEDURES } from './api.generated.js';
+import { FEEDS, PARAMETERS, type PartnerClient, type PartnerErrorCode, PROCEDURES } from './api.generated.js';
+import { apiPromise } from './api-promise.js';
 import { type CachedAnswer, type ConditionalCache, cacheKey, LruCache } from './cache.js';
-import { PartnerAbortError, PartnerApiError } from './errors.js';
+import { CursorExpiredError, PartnerAbortError, PartnerApiError } from './errors.js';
+import { changeFeed } from './feed.js';
 import type {
   AbortSignalLike,
   APIPromise,
+  FeedPage,
   RateLimit,
   RequestOptions,
   RuntimeAbortSignal,
@@ -79,29 +82,31 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 /**
  * A client for the Partner Reporting API over its tRPC transport (`GET /partner/v1/trpc/<path>`, D-18).
  * Each call sends one request (never a batch, so each has its own headers and rate-limit answer), resolves
- * to the envelope's `data`, and rejects with a `PartnerApiError`.
+ * to the envelope's `data`, and rejects with a `PartnerApiError`. A feed's call (`FEEDS`) is instead a
+ * `ChangeFeed`, each of whose pages is such a call, at the cursor the feed has reached.
  */
 export function createPartnerClient(options: PartnerClientOptions): PartnerClient {
   const call = transport(options);
+  const feeds: readonly string[] = FEEDS;
   const client: Record<string, Record<string, unknown>> = {};
   for (const path of PROCEDURES) {
     const [namespace, name] = path.split('.') as [string, string];
-    const method = (input?: unknown, request?: RequestOptions) => apiPromise(call(path, input, request ?? {}));
-    client[namespace] = { ...client[namespace], [name]: method };
+    const single = (input?: unknown, request?: RequestOptions) => apiPromise(call(path, input, request ?? {}));
+    client[namespace] = { ...client[namespace], [name]: feeds.includes(path) ? feedOf(single) : single };
   }
   return client as unknown as PartnerClient;
 }
 
-/** The call's promise of `data`, whose `withResponse()` gives the same answer whole. */
-function apiPromise(result: Promise<CallResult>): APIPromise<unknown> {
-  const data = result.then((answer) => answer.data) as APIPromise<unknown>;
-  data.withResponse = () => {
-    // Whoever asks for the whole answer handles its failure there; the `data` promise must not then be
-    // reported as an unhandled rejection.
-    data.catch(() => undefined);
-    return result;
+/** A feed's method: each of its pages is the single call, at the cursor the feed has reached. */
+function feedOf(single: (input?: unknown, request?: RequestOptions) => APIPromise<unknown>) {
+  return (input?: unknown, request?: RequestOptions) => {
+    const start = field(input, 'cursor');
+    return changeFeed(
+      (cursor) =>
+        single(cursor === undefined ? input : { ...(input as object), cursor }, request) as APIPromise<FeedPage>,
+      typeof start === 'string' ? start : undefined,
+    );
   };
-  return data;
 }
 
 /** The API's origin and path prefix, whether or not `baseUrl` already ends in `/partner/v1`. */
@@ -294,10 +299,9 @@ async function read(response: ResponseLike, cached: CachedAnswer | undefined): P
   };
   if (typeof code === 'string' && code.startsWith('PARTNER_API_')) {
     const message = field(partner, 'message') ?? field(error, 'message');
-    return new PartnerApiError(typeof message === 'string' ? message : code, {
-      ...details,
-      code: code as PartnerErrorCode,
-    });
+    const description = typeof message === 'string' ? message : code;
+    if (code === 'PARTNER_API_CURSOR_EXPIRED') return new CursorExpiredError(description, details);
+    return new PartnerApiError(description, { ...details, code: code as PartnerErrorCode });
   }
   const hint = response.status === 404 ? ' Is baseUrl the address of the API (scheme, host, port and any prefix)?' : '';
   return new PartnerApiError(`The API answered without its envelope.${hint}`, {

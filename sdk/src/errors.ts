@@ -61,3 +61,18 @@ export class PartnerAbortError extends PartnerApiError {
     super('The call was aborted by its signal.', { code: 'PARTNER_SDK_ABORTED', status: 0, cause: reason });
   }
 }
+
+/**
+ * A feed's cursor can no longer be served (410 `PARTNER_API_CURSOR_EXPIRED`: older than the changes the
+ * API keeps, or made before a change that touches every review of the brand, such as its dissatisfaction
+ * range). Start again without a cursor: a full walk, after which what it did not hand out is gone. Never
+ * retried.
+ */
+export class CursorExpiredError extends PartnerApiError {
+  override name = 'CursorExpiredError';
+  declare readonly code: 'PARTNER_API_CURSOR_EXPIRED';
+
+  constructor(description: string, details: Omit<PartnerApiErrorDetails, 'code'>) {
+    super(description, { ...details, code: 'PARTNER_API_CURSOR_EXPIRED' });
+  }
+}

@@ -9,11 +9,19 @@ export {
   type ResponseEvent,
   type ResponseLike,
 } from './client.js';
-export { PartnerAbortError, PartnerApiError, type PartnerApiErrorDetails, type SdkErrorCode } from './errors.js';
+export {
+  CursorExpiredError,
+  PartnerAbortError,
+  PartnerApiError,
+  type PartnerApiErrorDetails,
+  type SdkErrorCode,
+} from './errors.js';
 export { type ItemOf, type ListCall, type Page, type PaginateOptions, type ParamsOf, paginate } from './paginate.js';
 export type {
   AbortSignalLike,
   APIPromise,
+  ChangeFeed,
+  FeedPage,
   NarrowedPage,
   RateLimit,
   RequestOptions,

@@ -69,3 +69,23 @@ export interface APIPromise<Data> extends Promise<Data> {
 export type NarrowedPage<Page extends { items: unknown[] }, GroupBy> = Omit<Page, 'items'> & {
   items: Extract<Page['items'][number], { group_by: GroupBy }>[];
 };
+
+/** The `data` of a feed's page: its items, whether more follow now, and the position after them. */
+export type FeedPage = { items: unknown[]; has_next: boolean; next_cursor: string };
+
+/**
+ * What a feed's call returns (`client.reviews.changes(…)`): `for await` gives its items from `cursor` on,
+ * page after page, and ends at the first page with `has_next` false; walk it again later (this object, or
+ * a new call given the saved `cursor`) to read what changed since. One walk or page at a time.
+ */
+export interface ChangeFeed<Page extends FeedPage> extends AsyncIterable<Page['items'][number]> {
+  /**
+   * Where to resume without skipping an item: the `next_cursor` of the last page whose items have all been
+   * handled (the loop asked for the item after the page's last), or read through `nextPage`; the `cursor`
+   * given until then. Save it after a walk, or at any moment during one: a walk that stopped inside a page
+   * resumes at that page's start and hands its earlier items out again.
+   */
+  readonly cursor: string | undefined;
+  /** One page from `cursor`; once it resolves, `cursor` is that page's `next_cursor`. */
+  nextPage(): APIPromise<Page>;
+}

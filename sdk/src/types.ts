@@ -1,10 +1,10 @@
 import type { PartnerApiInputs, Review } from './api.generated.js';
 
 // Names for the types partners use most, so nobody writes `PartnerApiOutputs['reviews']['list']['items']
-// [number]`. The answers (Brand, User, Shop, Review, ReviewStatsRow, SalesRow) are named where they are
-// generated, so hovers show the name; these are aliases of the generated types, not copies.
+// [number]`. The answers (Brand, User, Shop, Review, ReviewChange, ReviewStatsRow, SalesRow) are named where
+// they are generated, so hovers show the name; these are aliases of the generated types, not copies.
 
-export type { Brand, Review, ReviewStatsRow, SalesRow, Shop, User } from './api.generated.js';
+export type { Brand, Review, ReviewChange, ReviewStatsRow, SalesRow, Shop, User } from './api.generated.js';
 
 /** A delivery or place-listing platform. */
 export type Platform = Review['platform'];
@@ -21,5 +21,6 @@ export type UsersGetParams = PartnerApiInputs['users']['get'];
 export type ShopsListParams = PartnerApiInputs['shops']['list'];
 export type ReviewsListParams = PartnerApiInputs['reviews']['list'];
 export type ReviewsGetParams = PartnerApiInputs['reviews']['get'];
+export type ReviewsChangesParams = PartnerApiInputs['reviews']['changes'];
 export type ReviewStatsListParams = PartnerApiInputs['reviewStats']['list'];
 export type SalesListParams = PartnerApiInputs['sales']['list'];

@@ -19,7 +19,7 @@ describe('the SDK types', () => {
     // Its one import is the SDK's own request types.
     expect(
       readFileSync(GENERATED_FILE, 'utf8').replace(
-        "import type { APIPromise, NarrowedPage, RequestOptions } from './request.js';",
+        "import type { APIPromise, ChangeFeed, NarrowedPage, RequestOptions } from './request.js';",
         '',
       ),
     ).not.toMatch(/\bimport\b|Raw<|Zod|z\.|Date\b/);
@@ -66,6 +66,8 @@ describe('the SDK types in an editor', () => {
         const probe_shop = (await client.shops.list({ brand_code: 'b' })).items[0];
         const probe_stats = (await client.reviewStats.list({ brand_code: 'b', group_by: 'date' as 'date' | 'shop' | 'platform' })).items;
         const probe_sales = (await client.sales.list({ brand_code: 'b', group_by: 'shop' as 'shop' | 'platform' | 'user' | 'date' | 'week' })).items;
+        const probe_feed = client.reviews.changes({ brand_code: 'b' });
+        for await (const probe_change of probe_feed) return probe_change;
         for await (const probe_item of paginate(client.reviews.list, { brand_code: 'b' })) return probe_item;
       }
     `);
@@ -76,6 +78,8 @@ describe('the SDK types in an editor', () => {
       probe_shop: 'Shop',
       probe_stats: 'ReviewStatsRow[]',
       probe_sales: 'SalesRow[]',
+      probe_feed: 'ChangeFeed<{ items: ReviewChange[]; limit: number; has_next: boolean; next_cursor: string; }>',
+      probe_change: 'ReviewChange',
       probe_item: 'Review',
     });
   });
