@@ -7,8 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { eq } from 'drizzle-orm';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../db/client';
+import { brands as brandRows, reviews as reviewRows } from '../../db/schema';
 import { DEMO_KEYS } from '../../db/seed/demo';
 import { createApp } from '../../server/app';
 import { parseConfig } from '../../server/config';
@@ -73,7 +76,31 @@ type Consumer = {
     cursor: string,
   ): Promise<{ ids: string[]; checkpoints: (string | undefined)[] }>;
   weekStarts(options: Options, brand: string): Promise<string[]>;
+  reviewChanges(
+    options: Options,
+    brand: string,
+    limit: number,
+    cursor?: string,
+    stopAfter?: number,
+  ): Promise<{ changes: Change[]; cursor: string | undefined }>;
+  cachedReads(
+    options: Options,
+    brand: string,
+    cursor: string,
+  ): Promise<{
+    statuses: number[];
+    same: boolean;
+    remaining: (number | undefined)[];
+    polls: string[];
+    cursor: string | undefined;
+  }>;
+  expiredFeed(
+    options: Options,
+    brand: string,
+    cursor: string,
+  ): Promise<{ name: string; code: string; status: number; isPartnerApiError: boolean } | undefined>;
 };
+type Change = { review_id: string; change: 'UPSERT' | 'DELETE'; review: { review_id: string } | null };
 
 /**
  * The TypeScript examples of sdk/README.md as one module of the partner project, so the guide a partner
@@ -111,6 +138,7 @@ let compiled: { ok: true } | { ok: false; output: string };
 let consumer: Consumer;
 let api: Awaited<ReturnType<typeof startServer>>;
 let options: Options;
+let db: Db;
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'partner-sdk-'));
@@ -137,6 +165,7 @@ beforeAll(async () => {
   if (compiled.ok) consumer = await import(pathToFileURL(path.join(project, 'dist/consumer.js')).href);
 
   const database = await openTestDatabase();
+  db = database.db;
   api = await startServer(testServices(database.db, { RATE_LIMIT_PER_MINUTE: '100000' }));
   options = { baseUrl: api.base, apiKey: DEMO_KEYS.active };
 });
@@ -413,5 +442,100 @@ describe('the packed SDK as a package', () => {
       },
     );
     expect(requireError.stdout.trim()).toBe('PartnerApiError');
+  });
+});
+
+/** A copy of the brand's reviews, by id, after applying the changes in order (UPSERT replaces, DELETE removes). */
+function applied(changes: Change[], copy = new Map<string, unknown>()) {
+  for (const { review_id, change, review } of changes) {
+    if (change === 'DELETE') copy.delete(review_id);
+    else copy.set(review_id, review);
+  }
+  return copy;
+}
+
+/** The brand's reviews by id, as the review list answers them now. */
+async function reviewList() {
+  const list = new Map<string, unknown>();
+  for (let page = 1; ; page++) {
+    const answer = await api.request(`/partner/v1/brands/${BRAND}/reviews?limit=100&page=${page}`, {
+      key: DEMO_KEYS.active,
+    });
+    const data = (answer.body as unknown as { data: { items: { review_id: string }[]; has_next: boolean } }).data;
+    for (const review of data.items) list.set(review.review_id, review);
+    if (!data.has_next) return list;
+  }
+}
+
+// Last in this file: it edits and removes reviews of the brand the tests above read.
+describe('the packed SDK keeps a copy with the review change feed', () => {
+  it('a first walk hands out every review of the brand as an UPSERT, and its copy equals the review list', async () => {
+    const walk = await consumer.reviewChanges(options, BRAND, 7);
+    expect(walk.changes.length).toBeGreaterThan(7 * 3);
+    expect(walk.changes.every(({ change }) => change === 'UPSERT')).toBe(true);
+    expect(applied(walk.changes)).toEqual(await reviewList());
+    expect(walk.cursor).toEqual(expect.any(String));
+  });
+
+  it('a walk that stopped inside a page resumes from its cursor without skipping a review', async () => {
+    const all = await consumer.reviewChanges(options, BRAND, 100);
+    const stopped = await consumer.reviewChanges(options, BRAND, 7, undefined, 10);
+    expect(stopped.changes).toHaveLength(10);
+    // Ten changes in, the first page (7) was handed out whole: the cursor is past it, not past the tenth.
+    const resumed = await consumer.reviewChanges(options, BRAND, 7, stopped.cursor);
+    expect(resumed.changes.slice(0, 3)).toEqual(stopped.changes.slice(7));
+    expect(applied(resumed.changes, applied(stopped.changes))).toEqual(applied(all.changes));
+  });
+
+  it('resumed from the saved cursor, it hands out what changed since (an edit, a removal), and then nothing', async () => {
+    const walk = await consumer.reviewChanges(options, BRAND, 50);
+    const [edited, removed] = [...applied(walk.changes).keys()];
+    if (!edited || !removed) throw new Error('the brand needs two reviews');
+    await db
+      .update(reviewRows)
+      .set({ content: 'edited by the change feed test' })
+      .where(eq(reviewRows.reviewCode, edited));
+    await db.delete(reviewRows).where(eq(reviewRows.reviewCode, removed));
+
+    const since = await consumer.reviewChanges(options, BRAND, 50, walk.cursor);
+    expect(since.changes.map(({ review_id, change }) => [review_id, change])).toEqual(
+      expect.arrayContaining([
+        [edited, 'UPSERT'],
+        [removed, 'DELETE'],
+      ]),
+    );
+    const copy = applied(since.changes, applied(walk.changes));
+    expect(copy).toEqual(await reviewList());
+    expect(copy.get(edited)).toMatchObject({ content: 'edited by the change feed test' });
+
+    const idle = await consumer.reviewChanges(options, BRAND, 50, since.cursor);
+    expect(idle).toEqual({ changes: [], cursor: since.cursor });
+  });
+
+  it('with the conditional cache, a repeated read and an idle feed are 304s that resolve as the 200 did', async () => {
+    const walk = await consumer.reviewChanges(options, BRAND, 100);
+    if (!walk.cursor) throw new Error('a walk gives a cursor');
+    const cached = await consumer.cachedReads(options, BRAND, walk.cursor);
+    // The list twice, then the feed: a first poll (200) and a second with the same cursor (304).
+    expect(cached.statuses).toEqual([200, 304, 200, 304]);
+    expect(cached.same).toBe(true);
+    // The 304's own RateLimit-* headers (whether its unit came back is the server's rule, tested there).
+    expect(cached.remaining).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(cached).toMatchObject({ polls: [], cursor: walk.cursor });
+  });
+
+  it("a cursor made before the brand's dissatisfaction range changed rejects with CursorExpiredError; a new walk copies the list again", async () => {
+    const walk = await consumer.reviewChanges(options, BRAND, 100);
+    if (!walk.cursor) throw new Error('a walk gives a cursor');
+    await db.update(brandRows).set({ criticalStarMin: 1, criticalStarMax: 3 }).where(eq(brandRows.brandCode, BRAND));
+    expect(await consumer.expiredFeed(options, BRAND, walk.cursor)).toEqual({
+      name: 'CursorExpiredError',
+      code: 'PARTNER_API_CURSOR_EXPIRED',
+      status: 410,
+      isPartnerApiError: true,
+    });
+    // Only the ids: the review list takes the new range from the brand list, which reloads within a second.
+    const again = await consumer.reviewChanges(options, BRAND, 100);
+    expect([...applied(again.changes).keys()].sort()).toEqual([...(await reviewList()).keys()].sort());
   });
 });

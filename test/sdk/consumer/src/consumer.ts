@@ -3,6 +3,7 @@
 // these functions against a live server.
 import {
   type AbortSignalLike,
+  CursorExpiredError,
   createPartnerClient,
   PartnerApiError,
   type PartnerClient,
@@ -10,6 +11,7 @@ import {
   type PartnerErrorCode,
   paginate,
   type Review,
+  type ReviewChange,
   type ReviewStatsRow,
   type SalesRow,
   type SdkErrorCode,
@@ -110,6 +112,65 @@ export async function reviewsFrom(options: PartnerClientOptions, brand_code: str
   return { ids, checkpoints };
 }
 
+/**
+ * The review change feed from `cursor` (a full walk without one), `limit` a page: the changes handed out
+ * and the cursor to resume from. With `stopAfter`, the walk stops after that many changes, as a crash would.
+ */
+export async function reviewChanges(
+  options: PartnerClientOptions,
+  brand_code: string,
+  limit: number,
+  cursor?: string,
+  stopAfter?: number,
+) {
+  const feed = createPartnerClient(options).reviews.changes({ brand_code, limit, cursor });
+  const changes: ReviewChange[] = [];
+  for await (const change of feed) {
+    changes.push(change);
+    if (changes.length === stopAfter) break;
+  }
+  return { changes, cursor: feed.cursor };
+}
+
+/**
+ * The same read made twice, then an idle feed polled twice, through one client with the conditional cache:
+ * each attempt's status, whether the answers were equal, and the rate limit each answer reported.
+ */
+export async function cachedReads(options: PartnerClientOptions, brand_code: string, cursor: string) {
+  const statuses: number[] = [];
+  const client = createPartnerClient({
+    ...options,
+    cache: true,
+    onResponse: ({ status }) => void statuses.push(status),
+  });
+  const first = await client.reviews.list({ brand_code, limit: 5 }).withResponse();
+  const second = await client.reviews.list({ brand_code, limit: 5 }).withResponse();
+  const polls: (string | undefined)[] = [];
+  const feed = client.reviews.changes({ brand_code, cursor });
+  for (let poll = 0; poll < 2; poll++) {
+    for await (const change of feed) polls.push(change.review_id);
+  }
+  return {
+    statuses,
+    same: JSON.stringify(second.data) === JSON.stringify(first.data),
+    remaining: [first.rateLimit?.remaining, second.rateLimit?.remaining],
+    polls,
+    cursor: feed.cursor,
+  };
+}
+
+/** A feed from a cursor the API no longer serves: what the walk rejected with, if it did. */
+export async function expiredFeed(options: PartnerClientOptions, brand_code: string, cursor: string) {
+  try {
+    for await (const change of createPartnerClient(options).reviews.changes({ brand_code, cursor })) void change;
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof CursorExpiredError)) throw error;
+    const code: 'PARTNER_API_CURSOR_EXPIRED' = error.code;
+    return { name: error.name, code, status: error.status, isPartnerApiError: error instanceof PartnerApiError };
+  }
+}
+
 /** Week rows: the call's answer is narrowed by its group_by argument. */
 export async function weekStarts(options: PartnerClientOptions, brand_code: string) {
   const { items } = await createPartnerClient(options).sales.list({ brand_code, group_by: 'week', limit: 100 });
@@ -169,6 +230,22 @@ export async function mistakes(client: PartnerClient) {
   paginate(client.reviews.list, { brand_code: 'chicken-house', handled: 1 });
   // @ts-expect-error paginate needs a list
   paginate(client.users.get, { brand_code: 'chicken-house', user_code: 'u-ch-001' });
+  // @ts-expect-error a feed is walked by itself, not by paginate
+  paginate(client.reviews.changes, { brand_code: 'chicken-house' });
+  // @ts-expect-error a feed has no pages by number
+  client.reviews.changes({ brand_code: 'chicken-house', page: 2 });
+
+  const feed = client.reviews.changes({ brand_code: 'chicken-house' });
+  for await (const change of feed) {
+    const kind: 'UPSERT' | 'DELETE' = change.change;
+    // @ts-expect-error a DELETE carries no review: review may be null
+    const rating: number | null = change.review.rating;
+    void [kind, rating];
+  }
+  // @ts-expect-error the cursor is the feed's to move
+  feed.cursor = 'elsewhere';
+  const { has_next, next_cursor }: { has_next: boolean; next_cursor: string } = await feed.nextPage();
+  void [has_next, next_cursor];
 
   const weeks = await client.sales.list({ brand_code: 'chicken-house', group_by: 'week' });
   for (const row of weeks.items) {
