@@ -40,7 +40,12 @@ describe('/docs', () => {
     expect(page.headers.get('content-type')).toContain('text/html');
     const html = String(page.body);
     expect(html).toContain('>@partner-reporting/sdk</h1>');
-    for (const heading of ['Cancel and timeouts', 'Versions and compatibility'])
+    for (const heading of [
+      'Cancel and timeouts',
+      'Review change feed',
+      'Conditional requests',
+      'Versions and compatibility',
+    ])
       expect(html).toContain(`>${heading}</h2>`);
     expect(html).not.toContain('```');
     expect(String((await server.request('/docs')).body)).toContain('href="/docs/sdk"');

@@ -63,9 +63,9 @@ export class PartnerAbortError extends PartnerApiError {
 }
 
 /**
- * A feed's cursor can no longer be served (410 `PARTNER_API_CURSOR_EXPIRED`: older than the changes the
- * API keeps, or made before a change that touches every review of the brand, such as its dissatisfaction
- * range). Start again without a cursor: a full walk, after which what it did not hand out is gone. Never
+ * A feed's cursor can no longer be served (410 `PARTNER_API_CURSOR_EXPIRED`: older than the feed keeps
+ * changes, or issued before the brand's dissatisfaction range changed; partner guide § Keeping a copy in
+ * sync). Start again without a cursor: a full walk, after which what it did not hand out is gone. Never
  * retried.
  */
 export class CursorExpiredError extends PartnerApiError {
