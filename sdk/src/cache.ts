@@ -1,6 +1,6 @@
 // The conditional-request cache: the last ETag and answer of each request, so a repeated call sends
 // `If-None-Match` and a 304 (no body, and no unit of the rate limit within the server's budget) is answered
-// from memory as if it were the 200 (RFC 9110 §13.1.2, §15.4.5).
+// from memory as if it were the 200 (partner guide § Conditional requests).
 
 /**
  * What the cache keeps of a 200: its ETag, its body as received (a string, so any store can keep it, and
