@@ -3,12 +3,11 @@ import type { PoolSlots } from '../db/pool-slots';
 import { type ApiKeyState, loadApiKeyStates } from '../db/queries/apiKeys';
 import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
 import type { Replicas } from '../db/replicas';
-import type { Conditional } from './conditional';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import { FallbackLimiter } from './ratelimit/fallback';
 import { MemorySlidingWindow, policies, type RateLimiter, type RateLimitPolicy } from './ratelimit/sliding-window';
-import type { AccessRecord } from './request';
+import type { AccessRecord, Conditional } from './request';
 import type { PartnerScope } from './trpc';
 
 /** What lives as long as the process: built once in main.ts (or a test) and shared by every request. */

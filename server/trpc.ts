@@ -8,10 +8,10 @@ import { PoolBusyError, type PoolSlots } from '../db/pool-slots';
 import type { ApiKeyState } from '../db/queries/apiKeys';
 import { replicaFailureIn } from '../db/replicas';
 import { PUBLIC_CODE } from '../db/schema/columns';
-import { answerConditionally } from './conditional';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
 import { metrics } from './metrics';
 import { type RateLimitDecision, rateLimitHeaders, secondsUntil } from './ratelimit/sliding-window';
+import { answerConditionally } from './request';
 import type { RequestContext } from './services';
 import { tracing } from './tracing';
 

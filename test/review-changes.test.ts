@@ -1,3 +1,7 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -350,6 +354,47 @@ describe('npm run demo:changes', () => {
     expect(seen[made.added]?.change).toBe('UPSERT');
     expect(seen[made.removed]).toEqual({ review_id: made.removed, change: 'DELETE', review: null });
   });
+});
+
+describe('the partner guide § Keeping a copy in sync', () => {
+  const tools = ['bash', 'curl', 'jq'].filter((tool) => spawnSync('which', [tool]).status !== 0);
+  it.skipIf(tools.length > 0)(
+    `runs each shell example against the server${tools.length ? ` (no ${tools.join(', ')})` : ''}`,
+    async () => {
+      const guide = readFileSync(path.join(import.meta.dirname, '../docs/partner-guide.md'), 'utf8');
+      const section = guide.slice(guide.indexOf('## Keeping a copy in sync'), guide.indexOf('## Clients'));
+      const examples = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+      expect(examples.length).toBeGreaterThanOrEqual(3);
+      const server = await startServer(services);
+      const dir = mkdtempSync(path.join(tmpdir(), 'guide-sync-'));
+      const outputs: string[] = [];
+      try {
+        for (const example of examples) {
+          const env = {
+            ...process.env,
+            KEY: `x-partner-api-key: ${DEMO_KEYS.active}`,
+            API: `${server.base}/partner/v1`,
+          };
+          // Asynchronous: the server answering the examples runs in this process.
+          const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+            const child = spawn('bash', ['-eo', 'pipefail', '-c', example], { cwd: dir, env });
+            let output = '';
+            child.stdout.on('data', (chunk) => (output += chunk));
+            child.stderr.on('data', (chunk) => (output += chunk));
+            child.on('close', (exitCode) => resolve({ code: exitCode, output }));
+          });
+          expect(code, `${example}\n${output}`).toBe(0);
+          expect(output, example).not.toMatch(/PARTNER_API_|null/);
+          outputs.push(output);
+        }
+        // The loop saved the cursor of its last page; the conditional poll of statistics answered 304.
+        expect(readFileSync(path.join(dir, 'cursor.txt'), 'utf8').trim()).toMatch(/^[A-Za-z0-9_-]+$/);
+        expect(outputs.join('')).toMatch(/^304$/m);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('TRUNCATE of the reviews', () => {

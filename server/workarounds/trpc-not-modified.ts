@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Conditional } from '../conditional';
+import type { Conditional } from '../request';
 
 /**
  * Defect: tRPC answers through a fetch Response, and a Response cannot be a 304 with a body, so a 304 from
