@@ -51,6 +51,14 @@ describe('/docs', () => {
     expect(String((await server.request('/docs')).body)).toContain('href="/docs/sdk"');
   });
 
+  it('leads each link within the SDK guide to one of its headings', async () => {
+    const html = String((await server.request('/docs/sdk')).body);
+    const ids = new Set([...html.matchAll(/ id="([^"]+)"/g)].map((match) => match[1]));
+    const links = [...html.matchAll(/href="#([^"]+)"/g)].map((match) => match[1]);
+    expect(links).toEqual(expect.arrayContaining(['review-change-feed', 'conditional-requests']));
+    expect(links.filter((id) => !ids.has(id))).toEqual([]);
+  });
+
   it('names every error code of the catalogue in the guide', async () => {
     const { ERROR_CATALOGUE } = await import('../server/errors');
     const html = String((await server.request('/docs')).body);
