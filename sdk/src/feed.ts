@@ -3,8 +3,9 @@ import type { APIPromise, ChangeFeed, FeedPage } from './request.js';
 
 /**
  * A feed over pages chained by their `next_cursor`, starting at `start` (from the beginning when
- * undefined). The position moves only once a page's items are all handed out, so resuming from `cursor`
- * may repeat items but never skips one; the feed's contract allows repeats.
+ * undefined). The position moves past a page only when the item after its last is asked for, i.e. once the
+ * caller has handled them all, so resuming from `cursor` may repeat items but never skips one; the feed's
+ * contract allows repeats.
  */
 export function changeFeed<Page extends FeedPage>(
   fetchPage: (cursor: string | undefined) => APIPromise<Page>,
