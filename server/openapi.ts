@@ -61,8 +61,8 @@ const HEADERS: Record<string, Json> = {
   },
   Link: {
     description:
-      'When has_next is true: the next page, `<path?filters&limit=n&cursor=…>; rel="next"`, a path-absolute ' +
-      'URL whose opaque cursor continues after the last item under the same filters (no skips or repeats).',
+      'When has_next is true: the next page, `<path?…&limit=n&cursor=…>; rel="next"`, a path-absolute URL ' +
+      'whose opaque cursor continues after the last item (on the review list, under the same filters).',
     schema: {
       type: 'string',
       example: '</partner/v1/brands/chicken-house/reviews?limit=20&cursor=eyJkIjoiMjAyNi0xMS0yMSJ9>; rel="next"',

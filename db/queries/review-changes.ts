@@ -100,11 +100,12 @@ export async function readReviewChanges(
   if (refusal) return refusal;
   const epoch = from?.epoch ?? state.epoch;
   const start = from?.start ?? Number(state.horizon);
-  const found = rows.filter((row) => row.code !== null).slice(0, limit);
+  const listed = rows.filter((row) => row.code !== null);
+  const found = listed.slice(0, limit);
   const last = found.at(-1);
   // The walk's last page hands over to the changes made since it started, which the next call reads.
   const next: FeedPosition =
-    rows.length > limit && last?.code && last.writtenAt
+    listed.length > limit && last?.code && last.writtenAt
       ? { kind: 'walk', epoch, start, after: { writtenAt: last.writtenAt, reviewCode: last.code } }
       : { kind: 'changes', epoch, xid: start, seq: 0 };
   return { items: latestOfEach(found), hasNext: true, next };
