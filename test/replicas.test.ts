@@ -554,4 +554,22 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
       expect(patient.lines.filter((line) => line.msg === 'replica skipped')).toEqual([]);
     });
   }, 150_000);
+
+  // The replica's horizon equals the xid of the change the cursor has read, which it has not replayed: the
+  // feed's check lets it through, and it answers no change. Fails until that horizon counts as behind.
+  it.fails('reruns on the primary a feed call whose cursor has read a change the replica has not replayed', async () => {
+    const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
+    const { onPrimary, patient } = await startFeedServers();
+    const caughtUp = await follow(onPrimary, new Map());
+    await whileReplayPaused(sql, async () => {
+      await insertReview(sql.primary, 'R-feed-seen', NOW);
+      const seen = await feedPage(onPrimary, caughtUp);
+      expect(seen.items.map((item) => item.review_id)).toEqual(['R-feed-seen']);
+      await insertReview(sql.primary, 'R-feed-after-seen', NOW);
+      expect(await hasReview(sql.replica, 'R-feed-after-seen')).toBe(false);
+      const next = await feedPage(patient.base, seen.next_cursor);
+      expect(next.items.map((item) => item.review_id)).toEqual(['R-feed-after-seen']);
+      expect(patient.lines.filter((line) => line.msg === 'replica skipped')).toEqual([]);
+    });
+  }, 150_000);
 });
