@@ -168,6 +168,8 @@ async function until(done: () => boolean | Promise<boolean>, timeout: number) {
  * and what /readyz and the replica gauge said meanwhile.
  */
 async function underLoad(fault: () => void) {
+  // Without routes every call fails before any I/O, and the workers would never let a timer run.
+  if (routes.length === 0) throw new Error('no routes: the first test did not get them');
   const failures: string[] = [];
   let calls = 0;
   let running = true;
