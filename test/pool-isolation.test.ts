@@ -85,7 +85,7 @@ describe.skipIf(DRIVER !== 'postgres')('the request pool (D-21, PostgreSQL)', ()
     const holder = await openDatabase({ url: database.url ?? '', maxConnections: 1 });
     const readsReviews = ENDPOINTS.filter((endpoint) => endpoint.name.startsWith('reviews.'));
     const others = ENDPOINTS.filter((endpoint) => !endpoint.name.startsWith('reviews.'));
-    expect(readsReviews).toHaveLength(2);
+    expect(readsReviews).toHaveLength(3);
     const call = (path: string) => timed(server.request(path, { key: DEMO_KEYS.active }));
     try {
       for (const endpoint of ENDPOINTS) expect((await call(endpoint.path(DEMO_BRAND))).value.status).toBe(200);

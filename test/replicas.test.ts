@@ -557,9 +557,9 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     });
   }, 150_000);
 
-  // The replica's horizon equals the xid of the change the cursor has read, which it has not replayed: the
-  // feed's check lets it through, and it answers no change. Fails until that horizon counts as behind.
-  it.fails('reruns on the primary a feed call whose cursor has read a change the replica has not replayed', async () => {
+  // The replica's horizon equals the xid of the change the cursor has read, which it has not replayed: it
+  // holds that transaction in flight, so it is behind the cursor.
+  it('reruns on the primary a feed call whose cursor has read a change the replica has not replayed', async () => {
     const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
     const { onPrimary, patient } = await startFeedServers();
     const caughtUp = await follow(onPrimary, new Map());

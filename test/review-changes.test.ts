@@ -13,7 +13,7 @@ import { DEMO_KEYS } from '../db/seed/demo';
 import { makeDemoChanges } from '../db/seed/demo-changes';
 import { createCaller } from '../routers';
 import { createRequestContext, type Services } from '../server/services';
-import { DRIVER, openTestDatabase } from './support/database';
+import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { expectPartnerError } from './support/errors';
 import { type BrandFixture, createBrandWithReviews, type ReviewSpec } from './support/factories';
 import { startServer, testServices } from './support/services';
@@ -80,19 +80,30 @@ function apply(copy: Map<string, Review>, data: FeedData) {
   }
 }
 
-/** Pages until caught up, applying each; `between` runs after each page (writes while the walk goes on). */
+/**
+ * Pages until caught up, applying each; `between` runs after each page (writes while the walk goes on).
+ * Caught up, it waits for the server's transactions begun until then to end and reads once more, unless
+ * `settle` is false (a transaction held open on purpose).
+ */
 async function follow(
   brandCode: string,
   copy: Map<string, Review>,
   cursor?: string,
   between?: (page: number) => Promise<void>,
+  settle = true,
 ) {
   let position = cursor;
+  let settled = !settle;
   for (let page = 0; page < 500; page++) {
     const { data } = await changes(brandCode, position);
     apply(copy, data);
     position = data.next_cursor;
-    if (!data.has_next) return position;
+    if (!data.has_next && settled) return position;
+    if (!data.has_next) {
+      await transactionsSettled(database);
+      settled = true;
+      continue;
+    }
     await between?.(page);
   }
   throw new Error('the feed did not catch up in 500 pages');
@@ -197,6 +208,7 @@ describe('a walk of the feed builds a copy equal to the review list', () => {
       .update(reviews)
       .set({ content: 'z' })
       .where(eq(reviews.reviewCode, two ?? ''));
+    await transactionsSettled(database);
     const { data } = await changes(fixture.brandCode, cursor);
     expect(data.items.map((item) => [item.review_id, item.review?.content])).toEqual([
       [one, 'c'],
@@ -323,13 +335,12 @@ describe.runIf(DRIVER === 'postgres')('on PostgreSQL, with concurrent writers', 
       });
 
       const copy = new Map<string, Review>();
-      const cursor = await follow(fixture.brandCode, copy, undefined, async () => {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      });
+      const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 5));
+      const cursor = await follow(fixture.brandCode, copy, undefined, pause, false);
       await Promise.all(writers);
       expect(written).toBe(120);
       // Caught up while the held transaction is open: its writes must still be ahead of the cursor.
-      const resumed = await follow(fixture.brandCode, copy, cursor);
+      const resumed = await follow(fixture.brandCode, copy, cursor, undefined, false);
       await heldSql`COMMIT`;
       heldSql.release();
 
@@ -347,7 +358,8 @@ describe('npm run demo:changes', () => {
   it('makes one change of each kind, which a walk started before reads', async () => {
     const cursor = await follow('chicken-house', new Map(), undefined);
     const made = await makeDemoChanges(database.db);
-    const { data } = await changes('chicken-house', cursor);
+    await transactionsSettled(database);
+    const { data } = await changes('chicken-house', cursor, 100);
     const seen = Object.fromEntries(data.items.map((item) => [item.review_id, item]));
     expect(seen[made.replied]?.review).toMatchObject({ reply_status: 'REPLIED', is_handled: true });
     expect(seen[made.alerted]?.review).toMatchObject({ reply_status: 'NOT_REPLIED', is_handled: true });

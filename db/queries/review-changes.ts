@@ -119,7 +119,11 @@ function judge(state: State, from: FeedPosition, at: { xid: number; seq: number 
   if (state.prunedXid !== null && state.prunedSeq !== null && after(state.prunedXid, state.prunedSeq, at)) {
     return 'expired';
   }
-  if (state.epoch < from.epoch || Number(state.horizon) < at.xid) throw new ReplicaBehindError();
+  // A position inside transaction xid (seq > 0) has seen it end: a server holding it in flight is behind.
+  const reached = Number(state.horizon);
+  if (state.epoch < from.epoch || reached < at.xid || (reached === at.xid && at.seq > 0)) {
+    throw new ReplicaBehindError();
+  }
   return undefined;
 }
 

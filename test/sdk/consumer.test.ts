@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { eq } from 'drizzle-orm';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../db/client';
+import type { DatabaseHandle, Db } from '../../db/client';
 import { brands as brandRows, reviews as reviewRows } from '../../db/schema';
 import { DEMO_KEYS } from '../../db/seed/demo';
 import { createApp } from '../../server/app';
@@ -18,7 +18,7 @@ import { parseConfig } from '../../server/config';
 import { createHttpServer } from '../../server/http-server';
 import { silentLogger } from '../../server/logger';
 import { createServices } from '../../server/services';
-import { NOW, openTestDatabase } from '../support/database';
+import { NOW, openTestDatabase, transactionsSettled } from '../support/database';
 import { startServer, testServices } from '../support/services';
 
 // D-16 as a partner meets it: `npm pack ./sdk` (its prepack builds it), installed into a fresh project
@@ -139,6 +139,7 @@ let consumer: Consumer;
 let api: Awaited<ReturnType<typeof startServer>>;
 let options: Options;
 let db: Db;
+let database: DatabaseHandle;
 
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'partner-sdk-'));
@@ -164,7 +165,7 @@ beforeAll(async () => {
   }
   if (compiled.ok) consumer = await import(pathToFileURL(path.join(project, 'dist/consumer.js')).href);
 
-  const database = await openTestDatabase();
+  database = await openTestDatabase();
   db = database.db;
   api = await startServer(testServices(database.db, { RATE_LIMIT_PER_MINUTE: '100000' }));
   options = { baseUrl: api.base, apiKey: DEMO_KEYS.active };
@@ -496,6 +497,7 @@ describe('the packed SDK keeps a copy with the review change feed', () => {
       .set({ content: 'edited by the change feed test' })
       .where(eq(reviewRows.reviewCode, edited));
     await db.delete(reviewRows).where(eq(reviewRows.reviewCode, removed));
+    await transactionsSettled(database);
 
     const since = await consumer.reviewChanges(options, BRAND, 50, walk.cursor);
     expect(since.changes.map(({ review_id, change }) => [review_id, change])).toEqual(

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { sql } from 'drizzle-orm';
 import { afterAll, inject } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
 import { withDatabase } from './global-setup';
@@ -40,4 +41,20 @@ export async function openTestDatabase(): Promise<DatabaseHandle & { url?: strin
   const handle = await openDatabase({ loadDataDir: new Blob([dump]) });
   cleanups.push(() => handle.close());
   return handle;
+}
+
+/**
+ * Waits until every transaction begun before the call has ended, on the whole server: the review change
+ * feed hands out a change only then (D-26), and the test files of a run share one PostgreSQL.
+ */
+export async function transactionsSettled(handle: DatabaseHandle): Promise<void> {
+  const [mark] = await handle.rows<{ xid: string }>(sql`SELECT pg_current_xact_id()::text AS xid`);
+  for (let waited = 0; waited < 30_000; waited += 50) {
+    const [now] = await handle.rows<{ xmin: string }>(
+      sql`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin`,
+    );
+    if (BigInt(now?.xmin ?? 0) > BigInt(mark?.xid ?? 0)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('a transaction of the server stayed open for 30 s');
 }
