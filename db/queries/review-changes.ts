@@ -7,18 +7,21 @@ import { literalLimit } from './pagination';
 import { type ReviewPosition, reviewColumns, toReview } from './reviews';
 
 // The review change feed (D-26). A walk first reads every review the brand has, in the list's order, then
-// the changes recorded from the moment it started. Positions are PostgreSQL transaction ids: the feed only
-// reads changes of transactions below the oldest one still in flight, which have all committed or aborted
-// on the server read, so nothing can appear behind a position once it is handed out.
+// the changes recorded after the last one its first read saw. Positions are PostgreSQL transaction ids: the
+// feed only reads changes of transactions below the oldest one still in flight, which have all committed
+// or aborted on the server read, so nothing can appear behind a position once it is handed out.
+
+/** A place in the brand's change record: after change `seq` of transaction `xid`. */
+export type ChangePosition = { xid: number; seq: number };
 
 /**
  * Where a walk stands. `walk`: inside its first read of every review, after `after` in the list's order,
- * with the changes to replay from the transaction `start`. `changes`: after change (xid, seq).
- * Both carry the brand's feed epoch they began under: a walk of another epoch starts again.
+ * with the changes after `start` to replay. `changes`: after a change. Both carry the brand's feed epoch
+ * they began under: a walk of another epoch starts again.
  */
 export type FeedPosition =
-  | { kind: 'walk'; epoch: number; start: number; after: ReviewPosition | undefined }
-  | { kind: 'changes'; epoch: number; xid: number; seq: number };
+  | { kind: 'walk'; epoch: number; start: ChangePosition; after: ReviewPosition | undefined }
+  | ({ kind: 'changes'; epoch: number } & ChangePosition);
 
 export type ReviewChange = {
   review_id: string;
@@ -43,17 +46,29 @@ export async function readReviewChanges(
   from: FeedPosition | undefined,
   limit: number,
 ): Promise<FeedPage | 'expired' | undefined> {
+  // A new walk starts after the brand's last change its first read sees: a quiet brand's first page, and
+  // its cursor, are the same from call to call.
+  const lastSeen = db
+    .select({ xid: reviewChanges.xid, seq: reviewChanges.seq })
+    .from(reviewChanges)
+    .where(and(eq(reviewChanges.brandId, brand.id), sql`${reviewChanges.xid} < ${horizon}::bigint`))
+    .orderBy(desc(reviewChanges.xid), desc(reviewChanges.seq))
+    .limit(literalLimit(from ? 0 : 1))
+    .as('last_seen');
   const position = db
     .select({
       horizon: horizon.as('horizon'),
       epoch: brands.feedEpoch,
       min: brands.criticalStarMin,
       max: brands.criticalStarMax,
-      prunedXid: reviewChangesPruned.xid,
-      prunedSeq: reviewChangesPruned.seq,
+      prunedXid: sql<number | null>`${reviewChangesPruned.xid}`.mapWith(Number).as('pruned_xid'),
+      prunedSeq: sql<number | null>`${reviewChangesPruned.seq}`.mapWith(Number).as('pruned_seq'),
+      lastXid: sql<number | null>`${lastSeen.xid}`.mapWith(Number).as('last_xid'),
+      lastSeq: sql<number | null>`${lastSeen.seq}`.mapWith(Number).as('last_seq'),
     })
     .from(brands)
     .leftJoin(reviewChangesPruned, eq(reviewChangesPruned.brandId, brands.id))
+    .leftJoin(lastSeen, sql`true`)
     .where(eq(brands.id, brand.id))
     .as('position');
   const fields = {
@@ -61,6 +76,8 @@ export async function readReviewChanges(
     epoch: position.epoch,
     prunedXid: position.prunedXid,
     prunedSeq: position.prunedSeq,
+    lastXid: position.lastXid,
+    lastSeq: position.lastSeq,
     review: reviewColumns({ criticalRange: { min: position.min, max: position.max } }),
   };
   // Each key joined to the review it names as the brand has it now; none is a DELETE.
@@ -96,10 +113,10 @@ export async function readReviewChanges(
     .orderBy(desc(keys.writtenAt), desc(keys.reviewCode));
   const [state] = rows;
   if (!state) return undefined;
-  const refusal = from && judge(state, from, { xid: from.start, seq: 0 });
+  const refusal = from && judge(state, from, from.start);
   if (refusal) return refusal;
   const epoch = from?.epoch ?? state.epoch;
-  const start = from?.start ?? Number(state.horizon);
+  const start = from?.start ?? seenBy(state);
   const listed = rows.filter((row) => row.code !== null);
   const found = listed.slice(0, limit);
   const last = found.at(-1);
@@ -107,14 +124,28 @@ export async function readReviewChanges(
   const next: FeedPosition =
     listed.length > limit && last?.code && last.writtenAt
       ? { kind: 'walk', epoch, start, after: { writtenAt: last.writtenAt, reviewCode: last.code } }
-      : { kind: 'changes', epoch, xid: start, seq: 0 };
+      : { kind: 'changes', epoch, ...start };
   return { items: latestOfEach(found), hasNext: true, next };
 }
 
-type State = { horizon: string; epoch: number; prunedXid: number | null; prunedSeq: number | null };
+type State = {
+  horizon: string;
+  epoch: number;
+  prunedXid: number | null;
+  prunedSeq: number | null;
+  lastXid: number | null;
+  lastSeq: number | null;
+};
+
+/** Where a new walk's changes start: after the last change its first read saw, or the last pruned one. */
+function seenBy(state: State): ChangePosition {
+  if (state.lastXid !== null && state.lastSeq !== null) return { xid: state.lastXid, seq: state.lastSeq };
+  if (state.prunedXid !== null && state.prunedSeq !== null) return { xid: state.prunedXid, seq: state.prunedSeq };
+  return { xid: 0, seq: 0 };
+}
 
 /** Whether this server can serve a walk at `at`: 'expired', or a throw when it has not caught up yet. */
-function judge(state: State, from: FeedPosition, at: { xid: number; seq: number }): 'expired' | undefined {
+function judge(state: State, from: FeedPosition, at: ChangePosition): 'expired' | undefined {
   if (state.epoch > from.epoch) return 'expired';
   if (state.prunedXid !== null && state.prunedSeq !== null && after(state.prunedXid, state.prunedSeq, at)) {
     return 'expired';
@@ -127,8 +158,7 @@ function judge(state: State, from: FeedPosition, at: { xid: number; seq: number 
   return undefined;
 }
 
-const after = (xid: number, seq: number, at: { xid: number; seq: number }) =>
-  xid > at.xid || (xid === at.xid && seq > at.seq);
+const after = (xid: number, seq: number, at: ChangePosition) => xid > at.xid || (xid === at.xid && seq > at.seq);
 
 /** The next reviews of the brand in the list's order (D-9), after `position`: keys only, one more than a page. */
 function walkKeys(db: Db, brand: BrandScope, position: ReviewPosition | undefined, limit: number) {
@@ -145,7 +175,7 @@ function walkKeys(db: Db, brand: BrandScope, position: ReviewPosition | undefine
 }
 
 /** The brand's next recorded changes after `position`, of transactions below the horizon only. */
-function changeKeys(db: Db, brand: BrandScope, position: { xid: number; seq: number }, limit: number) {
+function changeKeys(db: Db, brand: BrandScope, position: ChangePosition, limit: number) {
   return db
     .select({ xid: reviewChanges.xid, seq: reviewChanges.seq, reviewCode: reviewChanges.reviewCode })
     .from(reviewChanges)

@@ -73,6 +73,7 @@ const payloadSchema = z.union([
     z.literal('w'),
     counter,
     counter,
+    counter,
     z.number().int().min(FIRST_SECOND).max(LAST_SECOND).nullable(),
     z.string().regex(PUBLIC_CODE).nullable(),
     z.string(),
@@ -92,7 +93,7 @@ export function feedCursorOf(position: FeedPosition, scope: CursorScope): string
     return encodePayload(['c', position.epoch, position.xid, position.seq, fingerprint(scope)]);
   const { epoch, start, after } = position;
   const seconds = after ? Math.floor(after.writtenAt.getTime() / 1000) : null;
-  return encodePayload(['w', epoch, start, seconds, after?.reviewCode ?? null, fingerprint(scope)]);
+  return encodePayload(['w', epoch, start.xid, start.seq, seconds, after?.reviewCode ?? null, fingerprint(scope)]);
 }
 
 /** The position a cursor holds, if it is well formed and was made for this brand and partner. */
@@ -100,9 +101,9 @@ export function feedPositionOf(cursor: string, scope: CursorScope): FeedPosition
   const payload = decodePayload(cursor, payloadSchema);
   if (!payload || payload.at(-1) !== fingerprint(scope)) return undefined;
   if (payload[0] === 'c') return { kind: 'changes', epoch: payload[1], xid: payload[2], seq: payload[3] };
-  const [, epoch, start, seconds, reviewCode] = payload;
+  const [, epoch, xid, seq, seconds, reviewCode] = payload;
   if ((seconds === null) !== (reviewCode === null)) return undefined;
   const after =
     seconds === null || reviewCode === null ? undefined : { writtenAt: new Date(seconds * 1000), reviewCode };
-  return { kind: 'walk', epoch, start, after };
+  return { kind: 'walk', epoch, start: { xid, seq }, after };
 }
