@@ -29,9 +29,9 @@ export function cpuSeconds(pgid: number, database?: string): { server: number; p
       const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
       if (Number(fields[2]) === pgid) used.server += seconds;
       else if (command === 'postgres') {
-        // A backend's title: "postgres: user database host(port) state".
-        const title = database && readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-        if (!database || title?.split(' ')[2] === database) used.postgres += seconds;
+        // A backend's title: "postgres: [cluster: ]user database host(port) state".
+        const title = database ? readFileSync(`/proc/${entry}/cmdline`, 'utf8') : '';
+        if (!database || title.split(/[\s\0]+/).includes(database)) used.postgres += seconds;
       }
     } catch {}
   }

@@ -20,7 +20,7 @@ import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { type PacedResult, paced } from './paced';
 
 // npm run build && npm run bench:feed [-- --reviews N | --reuse DB] [--keep] [--name DB] [--day N]
-//   [--duration S] [--rounds N] [--write-seconds S]
+//   [--rate R] [--duration S] [--rounds N] [--write-seconds S]
 // The review change feed (D-26) on the large brand, against the built server (node dist/server/main.js,
 // loopback, RATE_LIMIT_PER_MINUTE high so the limiter never refuses):
 // 1. the first walk of the brand at limit=100 (calls, time), then a day of --day changes (replies posted,
@@ -42,6 +42,7 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     name: { type: 'string' },
     day: { type: 'string', default: '5000' },
+    rate: { type: 'string', default: '300' },
     duration: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '3' },
     'write-seconds': { type: 'string', default: '10' },
@@ -51,7 +52,7 @@ const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:543
 const KEY = 'pk_test_demo_active';
 const BRAND = `/partner/v1/brands/${BENCH_BRAND_CODE}`;
 const LIMIT = 100;
-const RATE = 300;
+const RATE = Number(args.rate);
 const CONNECTIONS = 16;
 /** Positions each paced run rotates over, so a call reads 100 changes (or reviews) the last call did not. */
 const POSITIONS = 50;
