@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, openSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -17,6 +17,7 @@ import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/s
 import { refreshStatistics } from '../db/seed/bulk';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
+import { cpuSeconds } from './cpu';
 import { measureGrowth } from './growth';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
@@ -156,35 +157,8 @@ async function waitReady(base: string, child: ChildProcess, timeoutMs = 60_000) 
 type Load = { reqPerSec: number; p50: number; p99: number; answered: number; non2xx: number; errors: number };
 
 // ---------------------------------------------------------------------------------------------------------
-// CPU per call: where a call's cost is paid, the server process or PostgreSQL (the brief's "what stands in
-// the way"). Read from /proc during the max-throughput run: the server's process group, and every
-// PostgreSQL backend on the machine (the bench is the only client of its database).
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds used so far by the processes of a process group, and by all `postgres` processes. */
-function cpuSeconds(pgid: number): { server: number; postgres: number } {
-  const used = { server: 0, postgres: 0 };
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      // Fields after the command's closing parenthesis: state ppid pgrp … utime (12th) stime (13th).
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-      if (Number(fields[2]) === pgid) used.server += seconds;
-      else if (command === 'postgres') used.postgres += seconds;
-    } catch {}
-  }
-  return used;
-}
+// CPU per call: where a call's cost is paid, the server process or PostgreSQL (bench/cpu.ts), read during
+// the max-throughput run.
 
 type CpuPerCall = { serverMs: number; postgresMs: number };
 

@@ -1,0 +1,630 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { eq } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import { openDatabase } from '../db/client';
+import { loadBrandScopes } from '../db/queries/brands';
+import { type FeedPosition, readReviewChanges } from '../db/queries/review-changes';
+import * as schema from '../db/schema';
+import { seedDemo } from '../db/seed/demo';
+import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
+import { feedPositionOf } from '../routers/reviews/changes.schema';
+import { cpuSeconds } from './cpu';
+import { inlineParams, markdownTable, type Row, whole } from './lib';
+import { type PacedResult, paced } from './paced';
+
+// npm run build && npm run bench:feed [-- --reviews N | --reuse DB] [--keep] [--name DB] [--day N]
+//   [--rate R] [--duration S] [--rounds N] [--write-seconds S]
+// The review change feed (D-26) on the large brand, against the built server (node dist/server/main.js,
+// loopback, RATE_LIMIT_PER_MINUTE high so the limiter never refuses):
+// 1. the first walk of the brand at limit=100 (calls, time), then a day of --day changes (replies posted,
+//    alerts sent, new reviews, a few removed, each write its own statement), then the catch-up from the
+//    walk's last cursor (calls, and whether it saw every review written);
+// 2. a page of 100 changes against a page of 100 reviews of the list, p99 at 300 req/s evenly spaced
+//    (bench/paced.ts), alternated rounds, each rotating over 50 positions;
+// 3. EXPLAIN ANALYZE of the feed's statement (a page of changes, a page of the walk);
+// 4. what a write pays for being recorded: pgbench single-row UPDATE and INSERT, and a bulk INSERT, with the
+//    feed's triggers enabled and disabled in alternated rounds;
+// 5. review_changes' size for 30 days of --day changes.
+// Results as JSON in bench/results/feed-*.json. A run leaves a --reuse'd database as it found it for the
+// next run: rows it wrote are removed and the change record is emptied at the start.
+
+const { values: args } = parseArgs({
+  options: {
+    reviews: { type: 'string', default: '1000000' },
+    reuse: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    name: { type: 'string' },
+    day: { type: 'string', default: '5000' },
+    rate: { type: 'string', default: '300' },
+    duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '3' },
+    'write-seconds': { type: 'string', default: '10' },
+  },
+});
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const KEY = 'pk_test_demo_active';
+const BRAND = `/partner/v1/brands/${BENCH_BRAND_CODE}`;
+const LIMIT = 100;
+const RATE = Number(args.rate);
+const CONNECTIONS = 16;
+/** Positions each paced run rotates over, so a call reads 100 changes (or reviews) the last call did not. */
+const POSITIONS = 50;
+const DAY = Number(args.day);
+const ROUNDS = Number(args.rounds);
+/** Reviews this bench writes carry this prefix, so a --reuse run removes them first. */
+const PREFIX = 'FEED';
+const FEED_TRIGGERS = ['review_changes_note_insert', 'review_changes_note_update', 'review_changes_note_delete'];
+const PGBENCH = ['/usr/lib/postgresql/15/bin/pgbench', '/usr/bin/pgbench'];
+const SERVER = path.resolve(import.meta.dirname, '../dist/server/main.js');
+
+const children = new Set<ChildProcess>();
+const cleanups: (() => Promise<void>)[] = [];
+async function cleanUp() {
+  for (const child of children) killGroup(child);
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+}
+function killGroup(child: ChildProcess) {
+  if (child.pid && child.exitCode === null) {
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {}
+  }
+  children.delete(child);
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`\n${signal}: stopping children, dropping scratch databases\n`);
+    cleanUp().finally(() => process.exit(130));
+  });
+}
+
+const load = () => os.loadavg()[0]?.toFixed(2) ?? '';
+const log = (text: string) => process.stdout.write(`${text}\n`);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The built server, as production runs it; each child leads its own process group. */
+async function serve(databaseUrl: string) {
+  if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: npm run build first`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [SERVER], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      LOG_LEVEL: '',
+      REDIS_URL: '',
+    },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  const base = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('server exited before answering');
+    if (Date.now() > until) throw new Error(`no answer from ${base} within 60 s`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { base, group: child.pid as number, stop: () => killGroup(child) };
+}
+
+type FeedAnswer = { items: { review_id: string; change: string }[]; has_next: boolean; next_cursor: string };
+
+async function getJson(url: string) {
+  const response = await fetch(url, { headers: { 'x-partner-api-key': KEY } });
+  const body = await response.text();
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${body.slice(0, 300)}`);
+  return { body: JSON.parse(body).data, link: response.headers.get('link') };
+}
+
+/**
+ * Follows the feed from `cursor` until has_next is false, at most `maxCalls` calls: the calls made, the
+ * cursor each one sent, the items read and the last next_cursor.
+ */
+async function follow(base: string, cursor: string | undefined, maxCalls: number, onPage?: (page: FeedAnswer) => void) {
+  const sent: (string | undefined)[] = [];
+  let current = cursor;
+  let items = 0;
+  const started = performance.now();
+  for (;;) {
+    if (sent.length >= maxCalls) throw new Error(`no end of the feed after ${maxCalls} calls`);
+    const query = `limit=${LIMIT}${current === undefined ? '' : `&cursor=${current}`}`;
+    const { body } = await getJson(`${base}${BRAND}/review-changes?${query}`);
+    const page = body as FeedAnswer;
+    sent.push(current);
+    items += page.items.length;
+    onPage?.(page);
+    current = page.next_cursor;
+    if (!page.has_next) break;
+  }
+  return { calls: sent.length, sent, items, seconds: (performance.now() - started) / 1000, last: current as string };
+}
+
+function pgbench(
+  databaseUrl: string,
+  file: string,
+  seconds: number,
+  vars: Record<string, number>,
+  options = '',
+): Promise<number> {
+  const url = new URL(databaseUrl);
+  const binary = PGBENCH.find((candidate) => existsSync(candidate)) ?? 'pgbench';
+  const defines = Object.entries(vars).flatMap(([name, value]) => ['-D', `${name}=${value}`]);
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, ['-n', '-M', 'prepared', '-c', '1', '-T', String(seconds), ...defines, '-f', file], {
+      env: {
+        ...process.env,
+        PGHOST: url.hostname,
+        PGPORT: url.port || '5432',
+        PGUSER: decodeURIComponent(url.username) || 'postgres',
+        PGDATABASE: url.pathname.slice(1),
+        PGOPTIONS: options,
+      },
+      detached: true,
+    });
+    children.add(child);
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      children.delete(child);
+      const tps = Number(/tps = ([\d.]+)/.exec(text)?.[1]);
+      if (code === 0 && tps) resolve(tps);
+      else reject(new Error(`pgbench exited ${code}: ${text.slice(-500)}`));
+    });
+  });
+}
+
+/** Runs `measure` with the feed's triggers on and off in turn (ABBA), `rounds` times each. */
+async function onAndOff<T>(sql: postgres.Sql, rounds: number, measure: () => Promise<T>) {
+  const runs: { on: T[]; off: T[]; load: string[] } = { on: [], off: [], load: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const enabled of round % 2 ? [false, true] : [true, false]) {
+      await setFeedTriggers(sql, enabled);
+      (enabled ? runs.on : runs.off).push(await measure());
+    }
+    runs.load.push(load());
+  }
+  await setFeedTriggers(sql, true);
+  return runs;
+}
+
+async function setFeedTriggers(sql: postgres.Sql, enabled: boolean) {
+  for (const trigger of FEED_TRIGGERS)
+    await sql.unsafe(`ALTER TABLE reviews ${enabled ? 'ENABLE' : 'DISABLE'} TRIGGER ${trigger}`);
+}
+
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
+};
+const percent = (ratio: number) => `${ratio >= 0 ? '+' : ''}${(ratio * 100).toFixed(1)} %`;
+
+async function main() {
+  const startedAt = Date.now();
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  cleanups.push(() => admin.end());
+  const dbName = args.reuse ?? args.name ?? `partner_feedbench_${process.pid}`;
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const databaseUrl = dbUrl.toString();
+  if (!args.reuse) {
+    await admin.unsafe(`CREATE DATABASE ${dbName}`);
+    if (!args.keep) cleanups.push(() => admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).then(() => {}));
+  }
+  const database = await openDatabase({ url: databaseUrl, maxConnections: 2 });
+  cleanups.push(() => database.close());
+  await database.migrate();
+  if (!args.reuse) {
+    await seedDemo(database.db, { now: new Date() });
+    const seeding = Date.now();
+    await seedLarge(database.db, {
+      reviews: Number(args.reviews),
+      onProgress: (done, total) => process.stdout.write(`\rseeding ${done}/${total} reviews`),
+    });
+    log(`\nseeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s`);
+  }
+  const sql = postgres(databaseUrl, { max: 4, onnotice: () => {} });
+  cleanups.push(() => sql.end());
+  const scope = (await loadBrandScopes(database.db)).get(BENCH_BRAND_CODE);
+  if (!scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
+  const [partner] = await database.db
+    .select({ id: schema.brands.partnerId })
+    .from(schema.brands)
+    .where(eq(schema.brands.id, scope.id));
+  const brandId = scope.id;
+  const [shop] = await sql<{ id: number }[]>`SELECT id FROM shops WHERE brand_id = ${brandId} ORDER BY id LIMIT 1`;
+  if (!partner || !shop) throw new Error(`${BENCH_BRAND_CODE} has no partner or shop`);
+
+  // As found: the bench's own reviews gone, the feed's triggers on, the record empty. The reviews removed
+  // during the day are written now, before the walk.
+  await setFeedTriggers(sql, true);
+  await sql`DELETE FROM reviews WHERE review_code LIKE ${`${PREFIX}%`}`;
+  const removedCount = Math.max(1, Math.round(DAY / 100));
+  await sql.unsafe(
+    `INSERT INTO reviews (review_code, brand_id, shop_id, written_at, content, rating)
+     SELECT '${PREFIX}old' || g, ${brandId}, ${shop.id}, now() - interval '2 days', 'bench review', 4
+     FROM generate_series(1, ${removedCount}) g`,
+  );
+  await sql`TRUNCATE review_changes`;
+  await sql`VACUUM ANALYZE reviews`;
+  await sql`VACUUM ANALYZE review_changes`;
+  const [{ count: brandReviews } = { count: 0 }] = await sql<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM reviews WHERE brand_id = ${brandId}`;
+
+  const server = await serve(databaseUrl);
+  cleanups.push(async () => server.stop());
+
+  // 1. The first walk, then a day of changes, then the catch-up from the walk's last cursor.
+  log(`first walk of ${whole(brandReviews)} reviews …`);
+  const walked = new Set<string>();
+  const walkCursors: (string | undefined)[] = [];
+  const walk = await follow(server.base, undefined, Math.ceil(brandReviews / LIMIT) + 10, (page) => {
+    for (const item of page.items) walked.add(item.review_id);
+    walkCursors.push(page.next_cursor);
+  });
+  const walkLoad = load();
+  log(`  ${walk.calls} calls, ${walk.seconds.toFixed(1)} s, ${whole(walked.size)} reviews; load ${walkLoad}`);
+  if (walked.size !== brandReviews) throw new Error(`the walk read ${walked.size} reviews of ${brandReviews}`);
+  walked.clear();
+
+  log(`a day of ${DAY} changes …`);
+  const replies = Math.round(DAY * 0.5);
+  const alerts = Math.round(DAY * 0.3);
+  const inserted = DAY - replies - alerts - removedCount;
+  const targets = await sql<{ id: string; code: string }[]>`
+    SELECT id::text, review_code AS code FROM reviews
+    WHERE brand_id = ${brandId} AND review_code NOT LIKE ${`${PREFIX}%`}
+    ORDER BY random() LIMIT ${replies + alerts}`;
+  const removed = await sql<{ id: string; code: string }[]>`
+    SELECT id::text, review_code AS code FROM reviews WHERE review_code LIKE ${`${PREFIX}old%`}`;
+  const writes: (() => Promise<unknown>)[] = [
+    ...targets.slice(0, replies).map(
+      ({ id }) =>
+        () =>
+          sql`UPDATE reviews SET reply_state = 'POSTED', reply_content = 'Thank you!', reply_at = now() WHERE id = ${id}`,
+    ),
+    ...targets.slice(replies).map(
+      ({ id }) =>
+        () =>
+          sql`UPDATE reviews SET alert_sent_at = now() WHERE id = ${id}`,
+    ),
+    // New reviews come in small batches, as a collector finds them.
+    ...Array.from({ length: Math.ceil(inserted / 10) }, (_, batch) => () => {
+      const count = Math.min(10, inserted - batch * 10);
+      return sql.unsafe(
+        `INSERT INTO reviews (review_code, brand_id, shop_id, written_at, content, rating)
+         SELECT '${PREFIX}new${batch}_' || g, ${brandId}, ${shop.id}, now(), 'bench review', 4
+         FROM generate_series(1, ${count}) g`,
+      );
+    }),
+    ...removed.map(
+      ({ id }) =>
+        () =>
+          sql`DELETE FROM reviews WHERE id = ${id}`,
+    ),
+  ];
+  // Shuffled, four writers at once: transactions of the day interleave and commit out of order.
+  for (let i = writes.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [writes[i], writes[j]] = [writes[j] as () => Promise<unknown>, writes[i] as () => Promise<unknown>];
+  }
+  let nextWrite = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (nextWrite < writes.length) await writes[nextWrite++]?.();
+    }),
+  );
+  const [record] = await sql<{ rows: number; last: string }[]>`
+    SELECT count(*)::int AS rows, max(xid)::text AS last FROM review_changes WHERE brand_id = ${brandId}`;
+  // A change is read once every transaction older than it ended, on the whole server (D-26): wait for that.
+  const waitStarted = Date.now();
+  for (;;) {
+    const [{ horizon } = { horizon: '0' }] = await sql<{ horizon: string }[]>`
+      SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`;
+    if (Number(horizon) > Number(record?.last)) break;
+    if (Date.now() - waitStarted > 120_000) throw new Error('the horizon did not pass the day in 120 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const horizonWaitMs = Date.now() - waitStarted;
+
+  log(`catch-up from the walk's last cursor …`);
+  const seen = new Map<string, string>();
+  const catchUp = await follow(server.base, walk.last, DAY, (page) => {
+    for (const item of page.items) seen.set(item.review_id, item.change);
+  });
+  const catchUpLoad = load();
+  const written = new Set([
+    ...targets.map(({ code }) => code),
+    ...Array.from({ length: inserted }, (_, n) => `${PREFIX}new${Math.floor(n / 10)}_${(n % 10) + 1}`),
+  ]);
+  const missed = [...written].filter((code) => seen.get(code) !== 'UPSERT').length;
+  const missedDeletes = removed.filter(({ code }) => seen.get(code) !== 'DELETE').length;
+  log(
+    `  ${catchUp.calls} calls, ${catchUp.seconds.toFixed(2)} s, ${catchUp.items} items for ${record?.rows} changes ` +
+      `(${missed + missedDeletes} missed); load ${catchUpLoad}`,
+  );
+
+  // 2. Page cost: the cursors the catch-up sent, except the last, each read a full page of 100 changes; the
+  // list's first 50 pages of 100, reached by its own cursor (D-19).
+  const feedUrls = catchUp.sent
+    .slice(0, -1)
+    .slice(0, POSITIONS)
+    .map((cursor) => `${server.base}${BRAND}/review-changes?limit=${LIMIT}&cursor=${cursor}`);
+  const listUrls: string[] = [`${server.base}${BRAND}/reviews?limit=${LIMIT}`];
+  while (listUrls.length < POSITIONS) {
+    const { link } = await getJson(listUrls.at(-1) as string);
+    const next = /<([^>]+)>;\s*rel="next"/.exec(link ?? '')?.[1];
+    if (!next) throw new Error('the list has no next page');
+    listUrls.push(`${server.base}${next}`);
+  }
+  for (const url of [...feedUrls, ...listUrls]) await getJson(url);
+  // CPU per call beside the latency: the server's, and its database's backends'.
+  const runPaced = async (urls: string[]) => {
+    const before = cpuSeconds(server.group, dbName);
+    const result = await paced((i) => urls[i % urls.length] as string, {
+      rate: RATE,
+      durationS: Number(args.duration),
+      connections: CONNECTIONS,
+      headers: { 'x-partner-api-key': KEY },
+    });
+    const after = cpuSeconds(server.group, dbName);
+    const perCall = (seconds: number) => Math.round((seconds * 1000 * 100) / Math.max(1, result.answered)) / 100;
+    return {
+      ...result,
+      cpu: { serverMs: perCall(after.server - before.server), postgresMs: perCall(after.postgres - before.postgres) },
+    };
+  };
+  type PageRun = PacedResult & { cpu: { serverMs: number; postgresMs: number } };
+  const pageRuns: { round: number; feed: PageRun; list: PageRun; load: string }[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    log(`page cost, round ${round + 1}/${ROUNDS} …`);
+    const order = round % 2 ? (['list', 'feed'] as const) : (['feed', 'list'] as const);
+    const run: Partial<Record<'feed' | 'list', PageRun>> = {};
+    for (const name of order) run[name] = await runPaced(name === 'feed' ? feedUrls : listUrls);
+    const { feed, list } = run as Record<'feed' | 'list', PageRun>;
+    pageRuns.push({ round, feed, list, load: load() });
+    log(
+      `  changes p50/p99 ${feed.p50}/${feed.p99} ms, CPU ${feed.cpu.serverMs}+${feed.cpu.postgresMs} ms a call; ` +
+        `list ${list.p50}/${list.p99} ms, CPU ${list.cpu.serverMs}+${list.cpu.postgresMs}; load ${load()}`,
+    );
+  }
+  server.stop();
+
+  // 3. The feed's statement, as the server sends it, under EXPLAIN ANALYZE on the same data.
+  const statements: { query: string; parameters: unknown[] }[] = [];
+  const capturing = postgres(databaseUrl, {
+    max: 1,
+    onnotice: () => {},
+    connection: { TimeZone: 'UTC' },
+    debug: (_connection, query, parameters) => {
+      statements.push({ query, parameters: [...parameters] });
+    },
+  });
+  cleanups.push(() => capturing.end());
+  const cursorScope = { brandCode: BENCH_BRAND_CODE, partnerId: partner.id };
+  const positions: [string, FeedPosition | undefined][] = [
+    ['a page of changes', feedPositionOf(catchUp.sent[Math.floor(catchUp.calls / 2)] as string, cursorScope)],
+    ['the walk, first page', undefined],
+    ['the walk, middle page', feedPositionOf(walkCursors[Math.floor(walk.calls / 2)] as string, cursorScope)],
+  ];
+  const plans: { name: string; ms: number; plan: string }[] = [];
+  for (const [name, position] of positions) {
+    statements.length = 0;
+    await readReviewChanges(drizzle(capturing, { schema }), scope, position, LIMIT);
+    const statement = statements.at(-1);
+    if (!statement) throw new Error('no statement captured');
+    const text = inlineParams(statement.query, statement.parameters);
+    let lines: string[] = [];
+    for (let run = 0; run < 2; run++) {
+      const rows = await sql.unsafe<{ 'QUERY PLAN': string }[]>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`);
+      lines = rows.map((row) => row['QUERY PLAN']);
+    }
+    const ms = Number(/Execution Time: ([\d.]+)/.exec(lines.join('\n'))?.[1]);
+    plans.push({ name, ms, plan: lines.join('\n') });
+    log(`EXPLAIN ANALYZE, ${name}: ${ms} ms`);
+  }
+
+  // 4. What a write pays for being recorded, on the same database, triggers on and off in turn.
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-feed-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const [range] = await sql<{ lo: number; hi: number }[]>`
+    SELECT min(id)::int AS lo, max(id)::int AS hi FROM reviews WHERE brand_id = ${brandId}`;
+  const updateFile = path.join(dir, 'update.sql');
+  await writeFile(
+    updateFile,
+    `\\set id random(:lo, :hi)\nUPDATE reviews SET reply_state = 'POSTED', reply_content = 'Thank you!', reply_at = clock_timestamp() WHERE id = :id;\n`,
+  );
+  const insertFile = path.join(dir, 'insert.sql');
+  await writeFile(
+    insertFile,
+    `INSERT INTO reviews (review_code, brand_id, shop_id, written_at, content, rating) VALUES ('${PREFIX}' || replace(gen_random_uuid()::text, '-', ''), :brand, :shop, now(), 'bench review', 4);\n`,
+  );
+  const vars = { lo: range?.lo ?? 0, hi: range?.hi ?? 0, brand: brandId, shop: shop.id };
+  const seconds = Number(args['write-seconds']);
+  // Each write as the service commits it (synchronous_commit on: the WAL flush is most of a single-row
+  // write), and without the flush, where the trigger's own work shows.
+  const NO_FLUSH = '-c synchronous_commit=off';
+  log('single-row UPDATE (a reply posted), triggers on/off …');
+  const updates = await onAndOff(sql, ROUNDS, () => pgbench(databaseUrl, updateFile, seconds, vars));
+  const updatesNoFlush = await onAndOff(sql, ROUNDS, () => pgbench(databaseUrl, updateFile, seconds, vars, NO_FLUSH));
+  log('single-row INSERT (a new review), triggers on/off …');
+  const inserts = await onAndOff(sql, ROUNDS, () => pgbench(databaseUrl, insertFile, seconds, vars));
+  const insertsNoFlush = await onAndOff(sql, ROUNDS, () => pgbench(databaseUrl, insertFile, seconds, vars, NO_FLUSH));
+  const BULK = 10_000;
+  log(`bulk INSERT of ${whole(BULK)} reviews, triggers on/off …`);
+  const bulks = await onAndOff(sql, ROUNDS, async () => {
+    const started = performance.now();
+    await sql.unsafe(
+      `INSERT INTO reviews (review_code, brand_id, shop_id, written_at, content, rating)
+       SELECT '${PREFIX}' || replace(gen_random_uuid()::text, '-', ''), ${brandId}, ${shop.id}, now() - g * interval '1 second', 'bench review', 4
+       FROM generate_series(1, ${BULK}) g`,
+    );
+    return performance.now() - started;
+  });
+  // Time per write, triggers on against off: tps is writes a second, the bulk is ms for all.
+  const writeCost = {
+    update: mean(updates.off) / mean(updates.on) - 1,
+    updateNoFlush: mean(updatesNoFlush.off) / mean(updatesNoFlush.on) - 1,
+    insert: mean(inserts.off) / mean(inserts.on) - 1,
+    insertNoFlush: mean(insertsNoFlush.off) / mean(insertsNoFlush.on) - 1,
+    bulk: mean(bulks.on) / mean(bulks.off) - 1,
+  };
+  log(
+    `  UPDATE ${percent(writeCost.update)} (no flush ${percent(writeCost.updateNoFlush)}), ` +
+      `INSERT ${percent(writeCost.insert)} (no flush ${percent(writeCost.insertNoFlush)}), bulk ${percent(writeCost.bulk)}`,
+  );
+
+  // 5. 30 days of the day's changes for the brand: the record's growth, one statement a day.
+  const sizeOf = async () =>
+    (
+      await sql<{ total: string; heap: string }[]>`
+        SELECT pg_total_relation_size('review_changes')::text AS total, pg_relation_size('review_changes')::text AS heap`
+    )[0] as { total: string; heap: string };
+  const before = await sizeOf();
+  const DAYS = 30;
+  for (let day = 0; day < DAYS; day++) {
+    await sql`
+      INSERT INTO review_changes (brand_id, review_code, changed_at)
+      SELECT ${brandId}, 'B' || lpad((random() * 999999)::int::text, 10, '0'), now() - ${`${DAYS - day} days`}::interval
+      FROM generate_series(1, ${DAY})`;
+  }
+  const after = await sizeOf();
+  const sizeRows = DAYS * DAY;
+  const size = {
+    rows: sizeRows,
+    bytes: Number(after.total) - Number(before.total),
+    heapBytes: Number(after.heap) - Number(before.heap),
+    bytesPerRow: (Number(after.total) - Number(before.total)) / sizeRows,
+    load: load(),
+  };
+  log(`review_changes: +${whole(size.bytes / 2 ** 20)} MiB for ${whole(sizeRows)} rows`);
+
+  // The database as found, for --reuse.
+  await sql`DELETE FROM reviews WHERE review_code LIKE ${`${PREFIX}%`}`;
+  await sql`TRUNCATE review_changes`;
+
+  const pageP99 = { feed: median(pageRuns.map((r) => r.feed.p99)), list: median(pageRuns.map((r) => r.list.p99)) };
+  const cpuOf = (name: 'feed' | 'list') => {
+    const server = mean(pageRuns.map((r) => r[name].cpu.serverMs));
+    const postgres = mean(pageRuns.map((r) => r[name].cpu.postgresMs));
+    return `${server.toFixed(2)} + ${postgres.toFixed(2)} ms`;
+  };
+  const pageErrors = pageRuns.some(
+    (r) => r.feed.non2xx || r.feed.errors || r.list.non2xx || r.list.errors || r.feed.answered < r.feed.due,
+  );
+  const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  const results: Row[] = [
+    {
+      measure: 'first walk, limit=100',
+      figure: `${whole(walk.calls)} calls, ${walk.seconds.toFixed(0)} s (${whole(brandReviews)} reviews)`,
+      target: '≈ 10,000+ calls',
+      verdict: '',
+      'load average': walkLoad,
+    },
+    {
+      measure: `catch-up after ${whole(record?.rows ?? 0)} changes`,
+      figure: `${catchUp.calls} calls, ${catchUp.seconds.toFixed(2)} s; ${missed + missedDeletes} missed`,
+      target: '≤ 55 calls',
+      verdict: verdict(catchUp.calls <= 55 && missed + missedDeletes === 0),
+      'load average': catchUpLoad,
+    },
+    {
+      measure: `p99 at ${RATE} req/s, median of ${ROUNDS} alternated rounds`,
+      figure:
+        `changes ${pageP99.feed} ms, list ${pageP99.list} ms (rounds: ${pageRuns.map((r) => `${r.feed.p99}/${r.list.p99}`).join(', ')}); ` +
+        `CPU a call, server + PostgreSQL: changes ${cpuOf('feed')}, list ${cpuOf('list')}`,
+      target: 'changes ≤ list',
+      verdict: verdict(pageP99.feed <= pageP99.list && !pageErrors),
+      'load average': pageRuns.map((r) => r.load).join(', '),
+    },
+    ...(
+      [
+        ['single-row UPDATE, tps on/off', updates, writeCost.update],
+        ['single-row UPDATE, no WAL flush, tps on/off', updatesNoFlush, writeCost.updateNoFlush],
+        ['single-row INSERT, tps on/off', inserts, writeCost.insert],
+        ['single-row INSERT, no WAL flush, tps on/off', insertsNoFlush, writeCost.insertNoFlush],
+        [`bulk INSERT of ${whole(BULK)}, ms on/off`, bulks, writeCost.bulk],
+      ] as const
+    ).map(([measure, runs, cost]) => ({
+      measure,
+      figure: `${whole(mean(runs.on))} / ${whole(mean(runs.off))}: ${percent(cost)}`,
+      target: '≤ +15 %',
+      verdict: verdict(cost <= 0.15),
+      'load average': runs.load.join(', '),
+    })),
+    {
+      measure: `review_changes, ${DAYS} days × ${whole(DAY)}`,
+      figure: `${(size.bytes / 2 ** 20).toFixed(1)} MiB, ${whole(size.bytesPerRow)} bytes a row (heap ${whole(size.heapBytes / sizeRows)})`,
+      target: '',
+      verdict: '',
+      'load average': size.load,
+    },
+  ];
+  const machine = {
+    nproc: os.cpus().length,
+    node: process.version,
+    postgres: (await sql<{ v: string }[]>`SELECT current_setting('server_version') AS v`)[0]?.v,
+    reviews: brandReviews,
+    database: dbName,
+  };
+  const table = markdownTable(results);
+  log(
+    `\n${BENCH_BRAND_CODE}, ${whole(brandReviews)} reviews; ${machine.nproc} cores, PostgreSQL ${machine.postgres}\n\n${table}`,
+  );
+  const resultsDir = path.resolve(import.meta.dirname, 'results');
+  await mkdir(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `feed-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  await writeFile(
+    file,
+    `${JSON.stringify(
+      {
+        machine,
+        walk: { calls: walk.calls, seconds: walk.seconds, load: walkLoad },
+        day: { changes: record?.rows, replies, alerts, inserted, removed: removed.length, horizonWaitMs },
+        catchUp: { calls: catchUp.calls, items: catchUp.items, seconds: catchUp.seconds, missed, missedDeletes },
+        pageCost: { rate: RATE, durationS: Number(args.duration), positions: POSITIONS, runs: pageRuns, p99: pageP99 },
+        plans,
+        writes: { seconds, updates, updatesNoFlush, inserts, insertsNoFlush, bulks, cost: writeCost },
+        size,
+        table,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  log(`\nsaved ${path.relative(process.cwd(), file)}; ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all`);
+  if (!args.reuse && args.keep) log(`kept database ${dbName}: rerun with --reuse ${dbName}`);
+}
+
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanUp().then(() => process.exit()));
