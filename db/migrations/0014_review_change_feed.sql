@@ -1,9 +1,10 @@
 CREATE TABLE "review_changes" (
-	"seq" bigserial PRIMARY KEY NOT NULL,
+	"seq" bigserial NOT NULL,
 	"xid" bigint DEFAULT (pg_current_xact_id()::text::bigint) NOT NULL,
 	"brand_id" integer NOT NULL,
 	"review_code" text NOT NULL,
-	"changed_at" timestamp with time zone DEFAULT now() NOT NULL
+	"changed_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "review_changes_pk" PRIMARY KEY("brand_id","xid","seq")
 );
 --> statement-breakpoint
 CREATE TABLE "review_changes_pruned" (
@@ -12,8 +13,8 @@ CREATE TABLE "review_changes_pruned" (
 	"seq" bigint NOT NULL
 );
 --> statement-breakpoint
-ALTER TABLE "brands" ADD COLUMN "feed_epoch" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
-CREATE INDEX "review_changes_brand_position_idx" ON "review_changes" USING btree ("brand_id","xid","seq");--> statement-breakpoint
+ALTER TABLE "brands" ADD COLUMN "feed_epoch" integer DEFAULT 0 NOT NULL;
+--> statement-breakpoint
 -- The review change feed's record (D-26): every statement that writes reviews notes, in its own
 -- transaction, each review it wrote under the brand it belongs to; a review that left a brand (or changed
 -- its code) is also noted where it was, so that brand's feed sends a DELETE. An UPDATE that leaves a row

@@ -4,7 +4,7 @@ import { ReplicaBehindError } from '../replicas';
 import { brands, reviewChanges, reviewChangesPruned, reviews, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit } from './pagination';
-import { type ReviewPosition, reviewColumns, toReview } from './reviews';
+import { preparedOnce, type ReviewPosition, reviewColumns, toReview } from './reviews';
 
 // The review change feed (D-26). A walk first reads every review the brand has, in the list's order, then
 // the changes recorded after the last one its first read saw. Positions are PostgreSQL transaction ids: the
@@ -34,26 +34,21 @@ export type FeedPage = { items: ReviewChange[]; hasNext: boolean; next: FeedPosi
 /** The oldest transaction the server read still has in flight, as seen by the statement that reads it. */
 const horizon = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text`;
 
+/** The brand a feed statement reads, bound at each call. */
+const brandId = sql.placeholder('brand');
+
 /**
- * One page of the feed after `from` (or from the start of a new walk), read in one statement on one server:
- * the brand's epoch and range, the horizon, and the rows. 'expired' when the walk can no longer be served
- * (its epoch ended, or changes after it were pruned). A server whose snapshot has not reached the walk's
- * position throws ReplicaBehindError: the call runs again on the primary (D-23).
+ * The brand's row as the statement sees it (its epoch and range, its pruned mark), the server's horizon,
+ * and for a new walk the brand's last change below the horizon, where the walk's changes will start: a
+ * quiet brand's first page, and its cursor, are the same from call to call.
  */
-export async function readReviewChanges(
-  db: Db,
-  brand: BrandScope,
-  from: FeedPosition | undefined,
-  limit: number,
-): Promise<FeedPage | 'expired' | undefined> {
-  // A new walk starts after the brand's last change its first read sees: a quiet brand's first page, and
-  // its cursor, are the same from call to call.
+function positionOf(db: Db, newWalk: boolean) {
   const lastSeen = db
     .select({ xid: reviewChanges.xid, seq: reviewChanges.seq })
     .from(reviewChanges)
-    .where(and(eq(reviewChanges.brandId, brand.id), sql`${reviewChanges.xid} < ${horizon}::bigint`))
+    .where(and(eq(reviewChanges.brandId, brandId), sql`${reviewChanges.xid} < ${horizon}::bigint`))
     .orderBy(desc(reviewChanges.xid), desc(reviewChanges.seq))
-    .limit(literalLimit(from ? 0 : 1))
+    .limit(literalLimit(newWalk ? 1 : 0))
     .as('last_seen');
   const position = db
     .select({
@@ -69,7 +64,7 @@ export async function readReviewChanges(
     .from(brands)
     .leftJoin(reviewChangesPruned, eq(reviewChangesPruned.brandId, brands.id))
     .leftJoin(lastSeen, sql`true`)
-    .where(eq(brands.id, brand.id))
+    .where(eq(brands.id, brandId))
     .as('position');
   const fields = {
     horizon: position.horizon,
@@ -80,21 +75,78 @@ export async function readReviewChanges(
     lastSeq: position.lastSeq,
     review: reviewColumns({ criticalRange: { min: position.min, max: position.max } }),
   };
-  // Each key joined to the review it names as the brand has it now; none is a DELETE.
-  const sameReview = (code: SQLWrapper) => and(eq(reviews.reviewCode, code), eq(reviews.brandId, brand.id));
+  return { position, fields };
+}
 
+/** Each key joined to the review it names as the brand has it now; none is a DELETE. */
+const sameReview = (code: SQLWrapper) => and(eq(reviews.reviewCode, code), eq(reviews.brandId, brandId));
+
+/** A page of the brand's recorded changes after (xid, seq), of transactions below the horizon only. */
+function changesStatement(db: Db, limit: number) {
+  const { position, fields } = positionOf(db, false);
+  const keys = db
+    .select({ xid: reviewChanges.xid, seq: reviewChanges.seq, reviewCode: reviewChanges.reviewCode })
+    .from(reviewChanges)
+    .where(
+      and(
+        eq(reviewChanges.brandId, brandId),
+        sql`(${reviewChanges.xid}, ${reviewChanges.seq}) > (${sql.placeholder('xid')}, ${sql.placeholder('seq')})`,
+        sql`${reviewChanges.xid} < ${horizon}::bigint`,
+      ),
+    )
+    .orderBy(asc(reviewChanges.xid), asc(reviewChanges.seq))
+    .limit(literalLimit(limit + 1))
+    .as('keys');
+  return db
+    .select({ ...fields, code: keys.reviewCode, xid: keys.xid, seq: keys.seq })
+    .from(position)
+    .leftJoin(keys, sql`true`)
+    .leftJoin(reviews, sameReview(keys.reviewCode))
+    .leftJoin(shops, eq(shops.id, reviews.shopId))
+    .orderBy(asc(keys.xid), asc(keys.seq));
+}
+
+/** A page of the brand's reviews in the list's order (D-9), after a position when `after`: keys first. */
+function walkStatement(db: Db, limit: number, newWalk: boolean, after: boolean) {
+  const { position, fields } = positionOf(db, newWalk);
+  const afterPosition =
+    after &&
+    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${sql.placeholder('afterAt')}, ${sql.placeholder('afterCode')})`;
+  const keys = db
+    .select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode })
+    .from(reviews)
+    .where(and(eq(reviews.brandId, brandId), afterPosition || undefined))
+    .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
+    .limit(literalLimit(limit + 1))
+    .as('keys');
+  return db
+    .select({ ...fields, code: keys.reviewCode, writtenAt: keys.writtenAt })
+    .from(position)
+    .leftJoin(keys, sql`true`)
+    .leftJoin(reviews, sameReview(keys.reviewCode))
+    .leftJoin(shops, eq(shops.id, reviews.shopId))
+    .orderBy(desc(keys.writtenAt), desc(keys.reviewCode));
+}
+
+/**
+ * One page of the feed after `from` (or from the start of a new walk), read in one statement on one server:
+ * the brand's epoch and range, the horizon, and the rows. Statements are prepared once per shape (D-25).
+ * 'expired' when the walk can no longer be served (its epoch ended, or changes after it were pruned). A
+ * server whose snapshot has not reached the walk's position throws ReplicaBehindError: the call runs again
+ * on the primary (D-23).
+ */
+export async function readReviewChanges(
+  db: Db,
+  brand: BrandScope,
+  from: FeedPosition | undefined,
+  limit: number,
+): Promise<FeedPage | 'expired' | undefined> {
   if (from?.kind === 'changes') {
-    const keys = changeKeys(db, brand, from, limit);
-    const rows = await db
-      .select({ ...fields, code: keys.reviewCode, xid: keys.xid, seq: keys.seq })
-      .from(position)
-      .leftJoin(keys, sql`true`)
-      .leftJoin(reviews, sameReview(keys.reviewCode))
-      .leftJoin(shops, eq(shops.id, reviews.shopId))
-      .orderBy(asc(keys.xid), asc(keys.seq));
+    const statement = preparedOnce(db, `review_changes ${limit}`, () => changesStatement(db, limit));
+    const rows = await statement.execute({ brand: brand.id, xid: from.xid, seq: from.seq });
     const [state] = rows;
     if (!state) return undefined;
-    const refusal = judge(state, from, { xid: from.xid, seq: from.seq });
+    const refusal = judge(state, from, from);
     if (refusal) return refusal;
     const changed = rows.filter((row) => row.code !== null);
     const found = changed.slice(0, limit);
@@ -103,14 +155,13 @@ export async function readReviewChanges(
     return { items: latestOfEach(found), hasNext: changed.length > limit, next };
   }
 
-  const keys = walkKeys(db, brand, from?.after, limit);
-  const rows = await db
-    .select({ ...fields, code: keys.reviewCode, writtenAt: keys.writtenAt })
-    .from(position)
-    .leftJoin(keys, sql`true`)
-    .leftJoin(reviews, sameReview(keys.reviewCode))
-    .leftJoin(shops, eq(shops.id, reviews.shopId))
-    .orderBy(desc(keys.writtenAt), desc(keys.reviewCode));
+  const after = from?.after;
+  const shape = `review_walk ${limit}${from ? '' : ' new'}${after ? ' after' : ''}`;
+  const statement = preparedOnce(db, shape, () => walkStatement(db, limit, !from, Boolean(after)));
+  const values = after
+    ? { brand: brand.id, afterAt: after.writtenAt.toISOString(), afterCode: after.reviewCode }
+    : { brand: brand.id };
+  const rows = await statement.execute(values);
   const [state] = rows;
   if (!state) return undefined;
   const refusal = from && judge(state, from, from.start);
@@ -159,37 +210,6 @@ function judge(state: State, from: FeedPosition, at: ChangePosition): 'expired' 
 }
 
 const after = (xid: number, seq: number, at: ChangePosition) => xid > at.xid || (xid === at.xid && seq > at.seq);
-
-/** The next reviews of the brand in the list's order (D-9), after `position`: keys only, one more than a page. */
-function walkKeys(db: Db, brand: BrandScope, position: ReviewPosition | undefined, limit: number) {
-  const afterPosition =
-    position &&
-    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${position.writtenAt.toISOString()}, ${position.reviewCode})`;
-  return db
-    .select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode })
-    .from(reviews)
-    .where(and(eq(reviews.brandId, brand.id), afterPosition))
-    .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
-    .limit(literalLimit(limit + 1))
-    .as('keys');
-}
-
-/** The brand's next recorded changes after `position`, of transactions below the horizon only. */
-function changeKeys(db: Db, brand: BrandScope, position: ChangePosition, limit: number) {
-  return db
-    .select({ xid: reviewChanges.xid, seq: reviewChanges.seq, reviewCode: reviewChanges.reviewCode })
-    .from(reviewChanges)
-    .where(
-      and(
-        eq(reviewChanges.brandId, brand.id),
-        sql`(${reviewChanges.xid}, ${reviewChanges.seq}) > (${position.xid}, ${position.seq})`,
-        sql`${reviewChanges.xid} < ${horizon}::bigint`,
-      ),
-    )
-    .orderBy(asc(reviewChanges.xid), asc(reviewChanges.seq))
-    .limit(literalLimit(limit + 1))
-    .as('keys');
-}
 
 type Row = { code: string | null; review: { review_id: string | null } | null };
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { instant } from './columns';
 
 /**
@@ -11,7 +11,7 @@ import { instant } from './columns';
 export const reviewChanges = pgTable(
   'review_changes',
   {
-    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    seq: bigserial('seq', { mode: 'number' }).notNull(),
     /** The writing transaction's id (xid8 as bigint): PostgreSQL's own order of transactions, no clock. */
     xid: bigint('xid', { mode: 'number' }).notNull().default(sql`(pg_current_xact_id()::text::bigint)`),
     brandId: integer('brand_id').notNull(),
@@ -19,7 +19,8 @@ export const reviewChanges = pgTable(
     /** When the writing transaction started: what the retention prunes by. */
     changedAt: instant('changed_at').notNull().defaultNow(),
   },
-  (t) => [index('review_changes_brand_position_idx').on(t.brandId, t.xid, t.seq)],
+  // The feed's order is the only index: each recorded change costs one index entry (pruning, daily, scans).
+  (t) => [primaryKey({ name: 'review_changes_pk', columns: [t.brandId, t.xid, t.seq] })],
 );
 
 /** Per brand, the last position pruning removed: a cursor before it can no longer be served (410, D-26). */

@@ -170,20 +170,32 @@ function shapeOf(filters: ReviewFilters, window: ReviewWindow): string {
 
 const MAX_SHAPES = 256;
 
-type Prepared = { execute(values: Record<string, unknown>): Promise<ReviewRow[]> };
-const prepared = new WeakMap<Db, Map<string, Prepared>>();
+type Preparable = { prepare(name: string): { execute(values: Record<string, unknown>): Promise<unknown> } };
+const prepared = new WeakMap<Db, Map<string, unknown>>();
 
-function preparedList(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings): Prepared {
-  const shapes = prepared.get(db) ?? new Map<string, Prepared>();
-  prepared.set(db, shapes);
-  const shape = shapeOf(filters, window);
-  let statement = shapes.get(shape);
+/**
+ * A statement built and prepared once per handle under `name`, which names its shape (D-25): calls of one
+ * shape run it with their own values, and PostgreSQL plans it once per connection. At most MAX_SHAPES.
+ */
+export function preparedOnce<Query extends Preparable>(
+  db: Db,
+  name: string,
+  build: () => Query,
+): ReturnType<Query['prepare']> {
+  const statements = prepared.get(db) ?? new Map<string, unknown>();
+  prepared.set(db, statements);
+  let statement = statements.get(name);
   if (!statement) {
-    if (shapes.size >= MAX_SHAPES) shapes.clear();
-    statement = listQuery(db, filters, window, placeholdersOf(bound)).prepare(`reviews_list ${shape}`) as Prepared;
-    shapes.set(shape, statement);
+    if (statements.size >= MAX_SHAPES) statements.clear();
+    statement = build().prepare(name);
+    statements.set(name, statement);
   }
-  return statement;
+  return statement as ReturnType<Query['prepare']>;
+}
+
+function preparedList(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings) {
+  const shape = shapeOf(filters, window);
+  return preparedOnce(db, `reviews_list ${shape}`, () => listQuery(db, filters, window, placeholdersOf(bound)));
 }
 
 /** Bindings as the driver takes them: instants as ISO text, as drizzle encodes a timestamp column's value. */
