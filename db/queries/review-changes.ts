@@ -236,7 +236,7 @@ function latestOfEach(rows: Row[]): ReviewChange[] {
  * removed, so a walk that still needed one answers 410 instead of skipping it. Runs in the daily job.
  */
 export async function pruneReviewChanges(db: Db, before: Date): Promise<number> {
-  return db.transaction(async (tx) => {
+  const pruned = await db.transaction(async (tx) => {
     await liftRequestBounds(tx);
     // Rows are noted in time order: the first one to keep is found by reading the old ones in order.
     const [kept] = await tx
@@ -267,4 +267,8 @@ export async function pruneReviewChanges(db: Db, before: Date): Promise<number> 
     await tx.delete(reviewChanges).where(old);
     return removed;
   });
+  // Fresh statistics, as for the aggregate's tables (db/aggregate.ts): without them the planner takes the
+  // record for empty and sorts a brand's changes instead of reading them in the index's order.
+  await db.execute(sql`ANALYZE ${reviewChanges}`);
+  return pruned;
 }
