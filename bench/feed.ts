@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -16,7 +16,7 @@ import { seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
 import { feedPositionOf } from '../routers/reviews/changes.schema';
 import { cpuSeconds } from './cpu';
-import { inlineParams, markdownTable, type Row, whole } from './lib';
+import { cleanUpOnExit, inlineParams, markdownTable, type Row, whole } from './lib';
 import { type PacedResult, paced } from './paced';
 
 // npm run build && npm run bench:feed [-- --reviews N | --reuse DB] [--keep] [--name DB] [--day N]
@@ -64,26 +64,7 @@ const FEED_TRIGGERS = ['review_changes_note_insert', 'review_changes_note_update
 const PGBENCH = ['/usr/lib/postgresql/15/bin/pgbench', '/usr/bin/pgbench'];
 const SERVER = path.resolve(import.meta.dirname, '../dist/server/main.js');
 
-const children = new Set<ChildProcess>();
-const cleanups: (() => Promise<void>)[] = [];
-async function cleanUp() {
-  for (const child of children) killGroup(child);
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-}
-function killGroup(child: ChildProcess) {
-  if (child.pid && child.exitCode === null) {
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {}
-  }
-  children.delete(child);
-}
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    process.stderr.write(`\n${signal}: stopping children, dropping scratch databases\n`);
-    cleanUp().finally(() => process.exit(130));
-  });
-}
+const { children, cleanups, cleanUp, killGroup } = cleanUpOnExit();
 
 const load = () => os.loadavg()[0]?.toFixed(2) ?? '';
 const log = (text: string) => process.stdout.write(`${text}\n`);

@@ -19,7 +19,7 @@ import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
 import { cpuSeconds } from './cpu';
 import { measureGrowth } from './growth';
-import { inlineParams, markdownTable, type Row, whole } from './lib';
+import { cleanUpOnExit, inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
 import {
   alternate,
@@ -82,29 +82,9 @@ type Scenario = {
 };
 
 // ---------------------------------------------------------------------------------------------------------
-// Child processes and scratch databases are cleaned up on every exit path, Ctrl-C included.
+// Child processes and scratch databases are cleaned up on every exit path, Ctrl-C included (bench/lib.ts).
 
-const children = new Set<ChildProcess>();
-const cleanups: (() => Promise<void>)[] = [];
-async function cleanUp() {
-  for (const child of children) killGroup(child);
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-}
-function killGroup(child: ChildProcess) {
-  // Each child leads its own process group (detached), so `npm start`'s node goes with it.
-  if (child.pid && child.exitCode === null) {
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {}
-  }
-  children.delete(child);
-}
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    process.stderr.write(`\n${signal}: stopping children, dropping scratch databases\n`);
-    cleanUp().finally(() => process.exit(130));
-  });
-}
+const { children, cleanups, cleanUp, killGroup } = cleanUpOnExit();
 
 function start(
   command: string,
