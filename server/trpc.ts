@@ -194,7 +194,7 @@ export type CallFacts = { today: string; partnerId: number };
 /** A read inside one brand of the key's partner: parameters first (400 before 404, D-13), then the brand. */
 export function brandProcedure<Shape extends z.ZodRawShape>(
   parameters: Shape,
-  /** Rules across parameters (from ≤ to), as 400; they get the request's KST today for clock-based defaults. */
+  /** Rules across parameters (from ≤ to, a cursor's brand), as 400; they get the call's facts (CallFacts). */
   check?: (input: BrandParameters<Shape>, issues: ParameterIssues, facts: CallFacts) => void,
 ) {
   const schema = z.object({ brand_code: brandCodeParam, ...parameters });
