@@ -8,16 +8,15 @@ import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { openDatabase } from '../db/client';
 import { loadBrandScopes } from '../db/queries/brands';
 import { type FeedPosition, readReviewChanges } from '../db/queries/review-changes';
 import * as schema from '../db/schema';
-import { seedDemo } from '../db/seed/demo';
-import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
+import { BENCH_BRAND_CODE } from '../db/seed/large';
 import { feedPositionOf } from '../routers/reviews/changes.schema';
 import { cpuSeconds } from './cpu';
-import { cleanUpOnExit, inlineParams, markdownTable, type Row, whole } from './lib';
+import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { type PacedResult, paced } from './paced';
+import { cleanUpOnExit, seededDatabase } from './scratch';
 
 // npm run build && npm run bench:feed [-- --reviews N | --reuse DB] [--keep] [--name DB] [--day N]
 //   [--rate R] [--duration S] [--rounds N] [--write-seconds S]
@@ -208,28 +207,15 @@ const percent = (ratio: number) => `${ratio >= 0 ? '+' : ''}${(ratio * 100).toFi
 
 async function main() {
   const startedAt = Date.now();
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  cleanups.push(() => admin.end());
-  const dbName = args.reuse ?? args.name ?? `partner_feedbench_${process.pid}`;
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const databaseUrl = dbUrl.toString();
-  if (!args.reuse) {
-    await admin.unsafe(`CREATE DATABASE ${dbName}`);
-    if (!args.keep) cleanups.push(() => admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).then(() => {}));
-  }
-  const database = await openDatabase({ url: databaseUrl, maxConnections: 2 });
-  cleanups.push(() => database.close());
-  await database.migrate();
-  if (!args.reuse) {
-    await seedDemo(database.db, { now: new Date() });
-    const seeding = Date.now();
-    await seedLarge(database.db, {
-      reviews: Number(args.reviews),
-      onProgress: (done, total) => process.stdout.write(`\rseeding ${done}/${total} reviews`),
-    });
-    log(`\nseeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s`);
-  }
+  const { dbName, databaseUrl, database } = await seededDatabase({
+    adminUrl: ADMIN_URL,
+    name: args.name ?? `partner_feedbench_${process.pid}`,
+    reuse: args.reuse,
+    keep: args.keep,
+    reviews: Number(args.reviews),
+    now: new Date(),
+    cleanups,
+  });
   const sql = postgres(databaseUrl, { max: 4, onnotice: () => {} });
   cleanups.push(() => sql.end());
   const scope = (await loadBrandScopes(database.db)).get(BENCH_BRAND_CODE);

@@ -7,19 +7,18 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { desc, eq, sql } from 'drizzle-orm';
-import postgres from 'postgres';
 import { buildDailyAggregate } from '../db/aggregate';
-import { type Db, openDatabase } from '../db/client';
+import type { Db } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
 import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/schema';
 import { refreshStatistics } from '../db/seed/bulk';
-import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
-import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
+import { DEMO_KEYS } from '../db/seed/demo';
+import { BENCH_BRAND_CODE } from '../db/seed/large';
 import { cpuSeconds } from './cpu';
 import { measureGrowth } from './growth';
-import { cleanUpOnExit, inlineParams, markdownTable, type Row, whole } from './lib';
+import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
 import {
   alternate,
@@ -29,6 +28,7 @@ import {
   REFERENCE_SERVICE,
   referenceConfig,
 } from './reference';
+import { cleanUpOnExit, seededDatabase } from './scratch';
 
 // npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
 //   [--server-log FILE] [--server-dir DIR] [--baseline DIR] [--rounds N]
@@ -82,7 +82,7 @@ type Scenario = {
 };
 
 // ---------------------------------------------------------------------------------------------------------
-// Child processes and scratch databases are cleaned up on every exit path, Ctrl-C included (bench/lib.ts).
+// Child processes and scratch databases are cleaned up on every exit path, Ctrl-C included (bench/scratch.ts).
 
 const { children, cleanups, cleanUp, killGroup } = cleanUpOnExit();
 
@@ -353,32 +353,17 @@ async function bareServer(body: string) {
 
 async function main() {
   const startedAt = Date.now();
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  cleanups.push(() => admin.end());
-  const dbName = args.reuse ?? args.name ?? `partner_bench_${process.pid}`;
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const databaseUrl = dbUrl.toString();
-
-  if (!args.reuse) {
-    await admin.unsafe(`CREATE DATABASE ${dbName}`);
-    if (!args.keep) cleanups.push(() => admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).then(() => {}));
-  }
-  const database = await openDatabase({ url: databaseUrl, maxConnections: 2 });
-  cleanups.push(() => database.close());
   const now = new Date();
   // A kept database gets the migrations added since it was seeded.
-  await database.migrate();
-  if (!args.reuse) {
-    await seedDemo(database.db, { now });
-    const seeding = Date.now();
-    await seedLarge(database.db, {
-      reviews: Number(args.reviews),
-      now,
-      onProgress: (done, total) => process.stdout.write(`\rseeding ${done}/${total} reviews`),
-    });
-    process.stdout.write(`\nseeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s\n`);
-  }
+  const { dbName, databaseUrl, database } = await seededDatabase({
+    adminUrl: ADMIN_URL,
+    name: args.name ?? `partner_bench_${process.pid}`,
+    reuse: args.reuse,
+    keep: args.keep,
+    reviews: Number(args.reviews),
+    now,
+    cleanups,
+  });
   const growth = args.growth ? await measureGrowth(database, now) : undefined;
   const building = Date.now();
   const aggregate = await buildDailyAggregate(database.db, { now });

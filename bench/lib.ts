@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 // Pure helpers of the HTTP benchmark (bench/http.ts), kept apart so they can be unit-tested.
 
 /** A SQL literal for one bound parameter, as PostgreSQL reads it back to the same value. */
@@ -42,31 +41,3 @@ export function markdownTable(rows: readonly Row[]): string {
 
 /** Thousands separated, no decimals: 1234.5 → "1,235". */
 export const whole = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–');
-
-/**
- * The child processes and scratch databases a bench makes, stopped and dropped on every exit path, Ctrl-C
- * included. Each child leads its own process group (detached), so `npm start`'s node goes with it.
- */
-export function cleanUpOnExit() {
-  const children = new Set<ChildProcess>();
-  const cleanups: (() => Promise<void>)[] = [];
-  const killGroup = (child: ChildProcess) => {
-    if (child.pid && child.exitCode === null) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {}
-    }
-    children.delete(child);
-  };
-  const cleanUp = async () => {
-    for (const child of children) killGroup(child);
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
-  };
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      process.stderr.write(`\n${signal}: stopping children, dropping scratch databases\n`);
-      cleanUp().finally(() => process.exit(130));
-    });
-  }
-  return { children, cleanups, cleanUp, killGroup };
-}

@@ -1,0 +1,74 @@
+import type { ChildProcess } from 'node:child_process';
+import postgres from 'postgres';
+import { type DatabaseHandle, openDatabase } from '../db/client';
+import { seedDemo } from '../db/seed/demo';
+import { seedLarge } from '../db/seed/large';
+
+// What the benches that start servers share: their child processes and scratch databases, stopped and
+// dropped on every exit path, Ctrl-C included, and the seeded database they measure.
+
+/** The bench's clean-up: each child leads its own process group (detached), so `npm start`'s node goes with it. */
+export function cleanUpOnExit() {
+  const children = new Set<ChildProcess>();
+  const cleanups: (() => Promise<void>)[] = [];
+  const killGroup = (child: ChildProcess) => {
+    if (child.pid && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {}
+    }
+    children.delete(child);
+  };
+  const cleanUp = async () => {
+    for (const child of children) killGroup(child);
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      process.stderr.write(`\n${signal}: stopping children, dropping scratch databases\n`);
+      cleanUp().finally(() => process.exit(130));
+    });
+  }
+  return { children, cleanups, cleanUp, killGroup };
+}
+
+/**
+ * The database a bench measures, on the server of `adminUrl`: `reuse`d as an earlier run seeded it (with
+ * the migrations added since), or created as `name`, seeded with the demo data and the large brand of
+ * `reviews` reviews, and dropped at exit unless `keep`.
+ */
+export async function seededDatabase(options: {
+  adminUrl: string;
+  name: string;
+  reuse?: string | undefined;
+  keep?: boolean | undefined;
+  reviews: number;
+  now: Date;
+  cleanups: (() => Promise<void>)[];
+}): Promise<{ dbName: string; databaseUrl: string; database: DatabaseHandle }> {
+  const { adminUrl, reuse, keep, cleanups, now } = options;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  cleanups.push(() => admin.end());
+  const dbName = reuse ?? options.name;
+  const dbUrl = new URL(adminUrl);
+  dbUrl.pathname = `/${dbName}`;
+  const databaseUrl = dbUrl.toString();
+  if (!reuse) {
+    await admin.unsafe(`CREATE DATABASE ${dbName}`);
+    if (!keep) cleanups.push(() => admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).then(() => {}));
+  }
+  const database = await openDatabase({ url: databaseUrl, maxConnections: 2 });
+  cleanups.push(() => database.close());
+  await database.migrate();
+  if (!reuse) {
+    await seedDemo(database.db, { now });
+    const seeding = Date.now();
+    await seedLarge(database.db, {
+      reviews: options.reviews,
+      now,
+      onProgress: (done, total) => process.stdout.write(`\rseeding ${done}/${total} reviews`),
+    });
+    process.stdout.write(`\nseeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s\n`);
+  }
+  return { dbName, databaseUrl, database };
+}
