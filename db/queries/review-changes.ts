@@ -4,7 +4,7 @@ import { ReplicaBehindError } from '../replicas';
 import { brands, reviewChanges, reviewChangesPruned, reviews, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit } from './pagination';
-import { preparedOnce, type ReviewPosition, reviewColumns, toReview } from './reviews';
+import { afterInList, LIST_ORDER, preparedOnce, type ReviewPosition, reviewColumns, toReview } from './reviews';
 
 // The review change feed (D-26). A walk first reads every review the brand has, in the list's order, then
 // the changes recorded after the last one its first read saw. Positions are PostgreSQL transaction ids: the
@@ -48,6 +48,7 @@ function positionOf(db: Db, newWalk: boolean) {
     .from(reviewChanges)
     .where(and(eq(reviewChanges.brandId, brandId), sql`${reviewChanges.xid} < ${horizon}::bigint`))
     .orderBy(desc(reviewChanges.xid), desc(reviewChanges.seq))
+    // A walk under way holds its start in its cursor: LIMIT 0 reads nothing, and both shapes map alike.
     .limit(literalLimit(newWalk ? 1 : 0))
     .as('last_seen');
   const position = db
@@ -109,14 +110,12 @@ function changesStatement(db: Db, limit: number) {
 /** A page of the brand's reviews in the list's order (D-9), after a position when `after`: keys first. */
 function walkStatement(db: Db, limit: number, newWalk: boolean, after: boolean) {
   const { position, fields } = positionOf(db, newWalk);
-  const afterPosition =
-    after &&
-    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${sql.placeholder('afterAt')}, ${sql.placeholder('afterCode')})`;
+  const afterPosition = after && afterInList(sql.placeholder('afterAt'), sql.placeholder('afterCode'));
   const keys = db
     .select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode })
     .from(reviews)
     .where(and(eq(reviews.brandId, brandId), afterPosition || undefined))
-    .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
+    .orderBy(...LIST_ORDER)
     .limit(literalLimit(limit + 1))
     .as('keys');
   return db

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { FeedPosition } from '../../db/queries/review-changes';
 import { PUBLIC_CODE } from '../../db/schema/columns';
 import type { BrandParameters, CallFacts, ParameterIssues } from '../../server/trpc';
 import { envelopeOf, optional, pageParams } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { CURSOR_TEXT, decodePayload, encodePayload, FIRST_SECOND, LAST_SECOND } from './cursor';
+import { CURSOR_TEXT, decodePayload, encodePayload, FIRST_SECOND, fingerprintOf, LAST_SECOND } from './cursor';
 import { reviewSchema } from './review.schema';
 
 /** The REST path of the feed, also the target of its `Link: rel="next"`. */
@@ -82,10 +81,7 @@ const payloadSchema = z.union([
 ]);
 
 function fingerprint({ brandCode, partnerId }: CursorScope): string {
-  return createHash('sha256')
-    .update(JSON.stringify([brandCode, partnerId]))
-    .digest('base64url')
-    .slice(0, 16);
+  return fingerprintOf([brandCode, partnerId]);
 }
 
 export function feedCursorOf(position: FeedPosition, scope: CursorScope): string {

@@ -11,6 +11,7 @@ import {
   reviewChangesOutput,
   reviewChangesParams,
 } from './changes.schema';
+import { nextPageLink } from './cursor';
 
 /** GET /partner/v1/brands/{brand_code}/review-changes (partner guide § Keeping a copy in sync, D-26). */
 export const changes = brandProcedure(reviewChangesParams, reviewChangesCheck)
@@ -24,9 +25,7 @@ export const changes = brandProcedure(reviewChangesParams, reviewChangesCheck)
     if (page === 'expired') throw new PartnerApiError('PARTNER_API_CURSOR_EXPIRED');
     // Nothing new: the same position, so the same text as the cursor sent.
     const next = page.next === from && cursor !== undefined ? cursor : feedCursorOf(page.next, scope);
-    if (page.hasNext) {
-      const target = REVIEW_CHANGES_PATH.replace('{brand_code}', encodeURIComponent(brandCode));
-      ctx.responseHeaders.Link = `<${target}?limit=${limit}&cursor=${next}>; rel="next"`;
-    }
+    if (page.hasNext)
+      ctx.responseHeaders.Link = nextPageLink(REVIEW_CHANGES_PATH, { brandCode, filters: {} }, limit, next);
     return success({ items: page.items, limit, has_next: page.hasNext, next_cursor: next });
   });

@@ -22,12 +22,16 @@ const payloadSchema = z.tuple([
 
 export type CursorScope = { brandCode: string; filters: ReviewFilters };
 
+/** What a cursor is bound to, shortened: a cursor made for another scope is refused (400). */
+export function fingerprintOf(scope: unknown): string {
+  return createHash('sha256').update(JSON.stringify(scope)).digest('base64url').slice(0, 16);
+}
+
 function fingerprint({ brandCode, filters }: CursorScope): string {
   const given = Object.entries(filters)
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1));
-  const text = JSON.stringify([brandCode, given]);
-  return createHash('sha256').update(text).digest('base64url').slice(0, 16);
+  return fingerprintOf([brandCode, given]);
 }
 
 export function encodeCursor(position: ReviewPosition, scope: CursorScope): string {

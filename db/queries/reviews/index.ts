@@ -141,17 +141,22 @@ export function reviewListQuery(db: Db, brand: ReviewBrand, filters: ReviewFilte
   return listQuery(db, filters, window, bindingsOf(brand, filters, window));
 }
 
+/** The list's order (D-9): newest first, then by review_id, both descending. */
+export const LIST_ORDER = [desc(reviews.writtenAt), desc(reviews.reviewCode)];
+
+/** Keyset (D-19): the reviews after a place in the list's order, a row comparison the index reads backwards. */
+export function afterInList(writtenAt: unknown, reviewCode: unknown): SQL {
+  return sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${writtenAt}, ${reviewCode})`;
+}
+
 function listQuery(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings) {
-  // Keyset (D-19): a row comparison the same index reads backwards from the position.
-  const afterPosition =
-    bound.afterAt !== undefined &&
-    sql`(${reviews.writtenAt}, ${reviews.reviewCode}) < (${bound.afterAt}, ${bound.afterCode})`;
+  const afterPosition = bound.afterAt !== undefined && afterInList(bound.afterAt, bound.afterCode);
   const keys = db.select({ writtenAt: reviews.writtenAt, reviewCode: reviews.reviewCode }).from(reviews);
   // The shop is joined only for a filter on it: the planner never removes an inner join.
   const needsShop = filters.platform !== undefined || filters.platform_shop_id !== undefined;
   const chosen = (needsShop ? keys.innerJoin(shops, eq(shops.id, reviews.shopId)) : keys)
     .where(and(...filterConditions(filters, bound), afterPosition || undefined))
-    .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
+    .orderBy(...LIST_ORDER)
     .limit(literalLimit(window.limit));
   const page = (bound.offset === undefined ? chosen : chosen.offset(bound.offset)).as('page');
   return db
