@@ -28,8 +28,9 @@ export function nextRunAt(now: Date): Date {
 }
 
 /**
- * Runs the daily aggregate (D-6), then prunes the review change feed (D-26), at start and shortly after each KST midnight; a run that did not cover
- * yesterday retries every RETRY_MS. `stop` cancels the timer and waits for a run in progress (D-17).
+ * Runs the daily aggregate (D-6), then prunes the review change feed (D-26), at start and shortly after
+ * each KST midnight; a run that did not cover yesterday retries every RETRY_MS. `stop` cancels the timer
+ * and waits for a run in progress (D-17).
  */
 export function scheduleDailyAggregate(deps: Deps): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
