@@ -16,7 +16,7 @@ import { feedPositionOf } from '../routers/reviews/changes.schema';
 import { cpuSeconds } from './cpu';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { type PacedResult, paced } from './paced';
-import { cleanUpOnExit, seededDatabase } from './scratch';
+import { cleanUpOnExit, pgbenchTps, seededDatabase } from './scratch';
 
 // npm run build && npm run bench:feed [-- --reviews N | --reuse DB] [--keep] [--name DB] [--day N]
 //   [--rate R] [--duration S] [--rounds N] [--write-seconds S]
@@ -60,7 +60,6 @@ const ROUNDS = Number(args.rounds);
 /** Reviews this bench writes carry this prefix, so a --reuse run removes them first. */
 const PREFIX = 'FEED';
 const FEED_TRIGGERS = ['review_changes_note_insert', 'review_changes_note_update', 'review_changes_note_delete'];
-const PGBENCH = ['/usr/lib/postgresql/15/bin/pgbench', '/usr/bin/pgbench'];
 const SERVER = path.resolve(import.meta.dirname, '../dist/server/main.js');
 
 const { children, cleanups, cleanUp, killGroup } = cleanUpOnExit();
@@ -146,37 +145,8 @@ function pgbench(
   vars: Record<string, number>,
   options = '',
 ): Promise<number> {
-  const url = new URL(databaseUrl);
-  const binary = PGBENCH.find((candidate) => existsSync(candidate)) ?? 'pgbench';
   const defines = Object.entries(vars).flatMap(([name, value]) => ['-D', `${name}=${value}`]);
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, ['-n', '-M', 'prepared', '-c', '1', '-T', String(seconds), ...defines, '-f', file], {
-      env: {
-        ...process.env,
-        PGHOST: url.hostname,
-        PGPORT: url.port || '5432',
-        PGUSER: decodeURIComponent(url.username) || 'postgres',
-        PGDATABASE: url.pathname.slice(1),
-        PGOPTIONS: options,
-      },
-      detached: true,
-    });
-    children.add(child);
-    let text = '';
-    child.stdout.on('data', (chunk) => {
-      text += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      text += chunk;
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      children.delete(child);
-      const tps = Number(/tps = ([\d.]+)/.exec(text)?.[1]);
-      if (code === 0 && tps) resolve(tps);
-      else reject(new Error(`pgbench exited ${code}: ${text.slice(-500)}`));
-    });
-  });
+  return pgbenchTps(databaseUrl, ['-c', '1', '-T', String(seconds), ...defines, '-f', file], children, options);
 }
 
 /** Runs `measure` with the feed's triggers on and off in turn (ABBA), `rounds` times each. */

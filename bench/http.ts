@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, openSync } from 'node:fs';
+import { openSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -28,7 +28,7 @@ import {
   REFERENCE_SERVICE,
   referenceConfig,
 } from './reference';
-import { cleanUpOnExit, seededDatabase } from './scratch';
+import { cleanUpOnExit, pgbenchTps, seededDatabase } from './scratch';
 
 // npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
 //   [--server-log FILE] [--server-dir DIR] [--baseline DIR] [--rounds N]
@@ -65,7 +65,6 @@ const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:543
 const CONNECTIONS = 16;
 const DURATION = Number(args.duration);
 const WARMUP = 2;
-const PGBENCH = ['/usr/lib/postgresql/15/bin/pgbench', '/usr/bin/pgbench'];
 const BASE = '/partner/v1/brands';
 
 type Target = { p99At?: number; apiShareOfPgbench?: number; minReqPerSec?: number };
@@ -196,47 +195,10 @@ async function measure(url: string, rate: number, serverGroup?: number) {
 /** One scenario's measurements: max throughput (with CPU per call), autocannon's fixed rate, paced. */
 type Measured = Awaited<ReturnType<typeof measure>>;
 
-function pgbenchPath(): string {
-  return PGBENCH.find((candidate) => existsSync(candidate)) ?? 'pgbench';
-}
-
 async function pgbench(databaseUrl: string, script: string, dir: string, name: string): Promise<number> {
   const file = path.join(dir, `${name.replace(/\W+/g, '_')}.sql`);
   await writeFile(file, `${script};\n`);
-  const url = new URL(databaseUrl);
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(
-      pgbenchPath(),
-      ['-n', '-M', 'prepared', '-c', String(CONNECTIONS), '-j', '2', '-T', String(DURATION), '-f', file],
-      {
-        env: {
-          ...process.env,
-          PGHOST: url.hostname,
-          PGPORT: url.port || '5432',
-          PGUSER: decodeURIComponent(url.username) || 'postgres',
-          PGPASSWORD: decodeURIComponent(url.password),
-          PGDATABASE: url.pathname.slice(1),
-        },
-        detached: true,
-      },
-    );
-    children.add(child);
-    let text = '';
-    child.stdout.on('data', (chunk) => {
-      text += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      text += chunk;
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      children.delete(child);
-      code === 0 ? resolve(text) : reject(new Error(`pgbench exited ${code}: ${text.slice(-500)}`));
-    });
-  });
-  const tps = /tps = ([\d.]+)/.exec(out)?.[1];
-  if (!tps) throw new Error(`pgbench printed no tps: ${out.slice(-500)}`);
-  return Number(tps);
+  return pgbenchTps(databaseUrl, ['-c', String(CONNECTIONS), '-j', '2', '-T', String(DURATION), '-f', file], children);
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import postgres from 'postgres';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { seedDemo } from '../db/seed/demo';
@@ -71,4 +72,49 @@ export async function seededDatabase(options: {
     process.stdout.write(`\nseeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s\n`);
   }
   return { dbName, databaseUrl, database };
+}
+
+const PGBENCH = ['/usr/lib/postgresql/15/bin/pgbench', '/usr/bin/pgbench'];
+
+/**
+ * pgbench with `args` against `databaseUrl`, as a child of its own process group in `children` (so the
+ * bench's clean-up stops it): the transactions a second it printed. `options` goes to PGOPTIONS.
+ */
+export function pgbenchTps(
+  databaseUrl: string,
+  args: string[],
+  children: Set<ChildProcess>,
+  options = '',
+): Promise<number> {
+  const url = new URL(databaseUrl);
+  const binary = PGBENCH.find((candidate) => existsSync(candidate)) ?? 'pgbench';
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, ['-n', '-M', 'prepared', ...args], {
+      env: {
+        ...process.env,
+        PGHOST: url.hostname,
+        PGPORT: url.port || '5432',
+        PGUSER: decodeURIComponent(url.username) || 'postgres',
+        PGPASSWORD: decodeURIComponent(url.password),
+        PGDATABASE: url.pathname.slice(1),
+        PGOPTIONS: options,
+      },
+      detached: true,
+    });
+    children.add(child);
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      children.delete(child);
+      const tps = Number(/tps = ([\d.]+)/.exec(text)?.[1]);
+      if (code === 0 && tps) resolve(tps);
+      else reject(new Error(`pgbench exited ${code}: ${text.slice(-500)}`));
+    });
+  });
 }
