@@ -40,7 +40,8 @@ const brandId = sql.placeholder('brand');
 /**
  * The brand's row as the statement sees it (its epoch and range, its pruned mark), the server's horizon,
  * and for a new walk the brand's last change below the horizon, where the walk's changes will start: a
- * quiet brand's first page, and its cursor, are the same from call to call.
+ * quiet brand's first page, and its cursor, are the same from call to call. Every row of a page carries
+ * this state as one JSON value, which costs the server one field a row to map instead of six.
  */
 function positionOf(db: Db, newWalk: boolean) {
   const lastSeen = db
@@ -53,14 +54,12 @@ function positionOf(db: Db, newWalk: boolean) {
     .as('last_seen');
   const position = db
     .select({
-      horizon: horizon.as('horizon'),
-      epoch: brands.feedEpoch,
+      state: sql<State>`json_build_object(
+        'horizon', ${horizon}, 'epoch', ${brands.feedEpoch},
+        'prunedXid', ${reviewChangesPruned.xid}, 'prunedSeq', ${reviewChangesPruned.seq},
+        'lastXid', ${lastSeen.xid}, 'lastSeq', ${lastSeen.seq})`.as('state'),
       min: brands.criticalStarMin,
       max: brands.criticalStarMax,
-      prunedXid: sql<number | null>`${reviewChangesPruned.xid}`.mapWith(Number).as('pruned_xid'),
-      prunedSeq: sql<number | null>`${reviewChangesPruned.seq}`.mapWith(Number).as('pruned_seq'),
-      lastXid: sql<number | null>`${lastSeen.xid}`.mapWith(Number).as('last_xid'),
-      lastSeq: sql<number | null>`${lastSeen.seq}`.mapWith(Number).as('last_seq'),
     })
     .from(brands)
     .leftJoin(reviewChangesPruned, eq(reviewChangesPruned.brandId, brands.id))
@@ -68,12 +67,7 @@ function positionOf(db: Db, newWalk: boolean) {
     .where(eq(brands.id, brandId))
     .as('position');
   const fields = {
-    horizon: position.horizon,
-    epoch: position.epoch,
-    prunedXid: position.prunedXid,
-    prunedSeq: position.prunedSeq,
-    lastXid: position.lastXid,
-    lastSeq: position.lastSeq,
+    state: position.state,
     review: reviewColumns({ criticalRange: { min: position.min, max: position.max } }),
   };
   return { position, fields };
@@ -143,7 +137,7 @@ export async function readReviewChanges(
   if (from?.kind === 'changes') {
     const statement = preparedOnce(db, `review_changes ${limit}`, () => changesStatement(db, limit));
     const rows = await statement.execute({ brand: brand.id, xid: from.xid, seq: from.seq });
-    const [state] = rows;
+    const state = rows[0]?.state;
     if (!state) return undefined;
     const refusal = judge(state, from, from);
     if (refusal) return refusal;
@@ -161,7 +155,7 @@ export async function readReviewChanges(
     ? { brand: brand.id, afterAt: after.writtenAt.toISOString(), afterCode: after.reviewCode }
     : { brand: brand.id };
   const rows = await statement.execute(values);
-  const [state] = rows;
+  const state = rows[0]?.state;
   if (!state) return undefined;
   const refusal = from && judge(state, from, from.start);
   if (refusal) return refusal;
