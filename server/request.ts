@@ -32,9 +32,8 @@ const MAX_PATH = 200;
 const CLIENT_CLOSED = 499;
 
 /**
- * D-12 request id (the caller's if well-formed) on every response; D-22 one access line a request, written
- * when the response closes (an abandoned one as 499, at info: the client's choice, not a fault), in the
- * request's trace (a valid `traceparent`'s, else a new one). Metrics and tracing take part only when on.
+ * D-12: the request id (the caller's if well-formed) on every response; D-22: one access line a request when
+ * its response closes (an abandoned one as 499, at info), in the caller's trace if its `traceparent` is valid.
  */
 export function requestIdAndAccessLog(log: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -125,10 +124,7 @@ export function httpContext(services: Services, req: Request, res: Response): Re
   });
 }
 
-/**
- * D-12, D-22: a refusal's code and reason go on the access line; an internal error also gets one bounded
- * error line with the request id. The response never carries the cause. A batch keeps its first failure.
- */
+/** D-12, D-22: a refusal's code and reason go on the access line, an internal error also on an error line. */
 export function logFailure(log: Logger, req: Request, error: unknown) {
   const locals = req.res?.locals;
   const access = locals?.access as AccessRecord | undefined;
@@ -138,17 +134,10 @@ export function logFailure(log: Logger, req: Request, error: unknown) {
     access.code = code;
     access.cause = causeOf(error);
   }
-  if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned)
-    log.error(
-      {
-        requestId: access?.requestId,
-        traceId: access?.traceId,
-        operation: access?.operation,
-        code,
-        error,
-      },
-      'request failed',
-    );
+  if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned) {
+    const { requestId, traceId, operation } = access ?? {};
+    log.error({ requestId, traceId, operation, code, error }, 'request failed');
+  }
 }
 
 /** The path as the client sent it, without the query (express rewrites req.path under a mount). */
@@ -158,7 +147,7 @@ export function pathOf(req: Request) {
 
 type Issue = { path?: PropertyKey[]; code?: string; message?: string };
 
-/** PostgreSQL's own bounds on a statement (D-20, D-21), by SQLSTATE: the rule a failed call ran into. */
+/** PostgreSQL's bounds on a statement (D-20, D-21) by SQLSTATE: the rule a failed call ran into. */
 const DATABASE_BOUNDS: Record<string, string> = {
   '57014': 'the statement ran past statement_timeout',
   '55P03': 'the statement waited past lock_timeout',
@@ -194,12 +183,9 @@ export type Conditional = {
   notModified: boolean;
 };
 
-/**
- * The weak ETag of an answer to a partner: a hash of the partner and the answer's JSON, nothing of the
- * server, so a replica and the primary tag equal answers alike, and two partners never share a tag.
- */
-export function entityTag(partnerId: number, answer: unknown): string {
-  // UTF-16 code units as they are: exact, and no UTF-8 encoding pass over a page of Korean text.
+/** A weak ETag of the partner and the answer's JSON only, so every server tags equal answers alike. */
+function entityTag(partnerId: number, answer: unknown): string {
+  // UTF-16 code units as they are: no UTF-8 encoding pass over a page of Korean text.
   const digest = createHash('sha256')
     .update(`${partnerId}:`, 'utf16le')
     .update(JSON.stringify(answer), 'utf16le')
@@ -216,9 +202,8 @@ export function matches(ifNoneMatch: string | undefined, tag: string): boolean {
 }
 
 /**
- * After a single call's answer: its ETag and `Cache-Control: private` (the key travels in a header shared
- * caches do not know). When If-None-Match matches, the answer is a 304 and the call's unit goes back to the
- * key's budget while the key's 304s of the minute are within theirs, so RateLimit-Remaining shows it back.
+ * A single call's ETag and `Cache-Control: private`; when If-None-Match matches, a 304 whose unit goes back to
+ * the key's budget while the key's 304s of the minute are within theirs (RateLimit-Remaining shows it).
  */
 export async function answerConditionally(ctx: RequestContext, partner: PartnerScope, answer: unknown) {
   const conditional = ctx.conditional;

@@ -28,10 +28,7 @@ export function nodeRedisRequester(client: NodeRedis): Requester {
   };
 }
 
-/**
- * A sliding window in Redis, judged and counted by one script on the store's clock; the script's offsets
- * put the answer on this instance's clock, so the headers hold whatever the clocks' skew.
- */
+/** A sliding window in Redis, judged by one script on the store's clock; its offsets survive the clocks' skew. */
 export class RedisSlidingWindow implements RateLimiter {
   private readonly limitScript: Script<number[]>;
   private readonly refundScript: Script<number>;
@@ -78,9 +75,8 @@ export async function connectSharedStore(
   config: Config,
   policy: RateLimitPolicy,
   log: Logger,
-  /** Key prefix in Redis; one per deployment (tests use their own). */
+  /** One per deployment (tests use their own). */
   prefix = 'partner-api:ratelimit',
-  /** The clock the headers are computed with (the services' clock). */
   clock: () => number = Date.now,
 ): Promise<{ limiter: RateLimiter; close(): Promise<void> } | undefined> {
   if (config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN) {
@@ -109,14 +105,12 @@ export async function connectSharedStore(
   };
 }
 
-// The Lua scripts of the shared limit (D-14), each one atomic step on the store's clock (TIME). KEYS[1] is
-// one hash per identifier: field = index of a fixed window, value = calls counted in it (the current and
-// the previous window only), so every key a script touches is declared, as Redis Cluster requires.
+// The Lua scripts of D-14, each atomic on the store's clock (TIME). KEYS[1] is one hash per identifier (field:
+// a fixed window's index, value: its calls), so every key a script touches is declared, as Redis Cluster requires.
 
 /**
- * Counts ARGV[3] calls if they fit (ARGV[1] calls per ARGV[2] ms), by the rule of sliding-window.ts:
- *   used = floor(previous × (1 − elapsed / window)) + current,  admitted ⟺ used + calls ≤ limit.
- * A refused call writes nothing. Returns {admitted 0|1, current before, previous, elapsed ms, window index}.
+ * Counts ARGV[3] calls if they fit (ARGV[1] per ARGV[2] ms) by the rule of sliding-window.ts; a refusal writes
+ * nothing. Returns {admitted 0|1, current before, previous, elapsed ms, window index}.
  */
 const LIMIT_SCRIPT = `
 local limit = tonumber(ARGV[1])
@@ -142,8 +136,8 @@ return {1, current, previous, elapsed, index}
 `;
 
 /**
- * Gives back up to ARGV[2] calls of window ARGV[3] (or of the current window when ARGV[3] is empty;
- * ARGV[1] is the window in ms), never below zero and never creating a count. Returns the calls given back.
+ * Gives back up to ARGV[2] calls of window ARGV[3] (empty: the current one; ARGV[1] is the window in ms), never
+ * below zero and never creating a count. Returns the calls given back.
  */
 const REFUND_SCRIPT = `
 local window = tonumber(ARGV[1])
