@@ -87,10 +87,7 @@ export function demoPidFile(port: number): string {
   return path.join(tmpdir(), `partner-reporting-api-demo-${port}.pid`);
 }
 
-/**
- * The embedded database lives in this process, so `npm run demo:changes` cannot write to it: it sends
- * SIGUSR2, and the demo makes one change of each kind the review change feed sends (D-26).
- */
+/** `npm run demo:changes` cannot write to the embedded database: on its SIGUSR2 the demo makes the changes (D-26). */
 export function acceptDemoChanges(database: DatabaseHandle, log: Logger, port: number): void {
   const file = demoPidFile(port);
   writeFileSync(file, String(process.pid));

@@ -22,10 +22,8 @@ async function main() {
   logUnhandledRejections(log);
   const started = Date.now();
   // D-22: OpenTelemetry is loaded only when its endpoint is set.
-  const traced = config.OTEL_EXPORTER_OTLP_ENDPOINT
-    ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT)
-    : undefined;
-
+  const otlp = config.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const traced = otlp ? await startTracing(otlp) : undefined;
   // D-1: without DATABASE_URL, the embedded demo (its module is loaded only then).
   const demo = config.DATABASE_URL ? undefined : await import('./demo');
   // D-20, D-21: the server's connections carry PostgreSQL's statement and lock bounds and a pool of slots.
@@ -110,7 +108,6 @@ async function main() {
   flushLogs();
   demo?.printBanner(base);
   demo?.acceptDemoChanges(database, log, port);
-
   // D-20: stop accepting, answer what is in flight, close the stores within the drain time, exit.
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -137,15 +134,8 @@ async function main() {
       store ? closing('limiter', store.close()) : 'in-process',
       traced ? closing('tracing', traced.shutdown()) : undefined,
     ]);
-    log.info(
-      {
-        drained,
-        database: databaseClosed,
-        limiter: limiterClosed,
-        ms: config.DRAIN_TIMEOUT_MS - remaining(),
-      },
-      'stopped',
-    );
+    const ms = config.DRAIN_TIMEOUT_MS - remaining();
+    log.info({ drained, database: databaseClosed, limiter: limiterClosed, ms }, 'stopped');
     process.exit(drained ? 0 : 1);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -29,16 +29,45 @@ export function rangeInOrder(
   daysInOrder(resolveRange(input, today), issues);
 }
 
-/** A report row's schema pieces: one variant per group_by, the other group_by fields null, so clients narrow by it. */
-export function reportRowParts<Unit extends string>(rowId: string, rowName: string) {
-  return {
-    absent: (unit: Unit) => z.null().describe(`Null for group_by=${unit}.`),
-    variant: (unit: Unit) => ({
-      id: `${rowId}By${unit.charAt(0).toUpperCase()}${unit.slice(1)}`,
-      description: `A ${rowName} row of group_by=${unit}.`,
-    }),
-  };
+/**
+ * A report row's schema: one variant per group_by of `_units`, the `fields` it does not fill null (in `fields`
+ * order, then `rest`), so clients narrow by group_by.
+ */
+export function reportRows<Unit extends string, Field extends string, Rest extends z.ZodRawShape>(
+  _units: readonly Unit[],
+  rowId: string,
+  rowName: string,
+  fields: readonly Field[],
+  rest: Rest,
+) {
+  const row = <U extends Unit, Filled extends { [F in Field]?: z.ZodType }>(unit: U, filled: Filled) =>
+    z
+      .object({
+        group_by: z.literal(unit).describe('Aggregation unit.'),
+        ...Object.fromEntries(
+          fields.map((field) => [field, filled[field] ?? z.null().describe(`Null for group_by=${unit}.`)]),
+        ),
+        ...rest,
+      } as { group_by: z.ZodLiteral<U> } & { [F in Exclude<Field, keyof Filled>]: z.ZodNull } & Filled & Rest)
+      .meta({
+        id: `${rowId}By${unit.charAt(0).toUpperCase()}${unit.slice(1)}`,
+        description: `A ${rowName} row of group_by=${unit}.`,
+      });
+  const rows = <const Variants extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
+    variants: Variants,
+  ) =>
+    z.discriminatedUnion('group_by', variants).meta({
+      id: rowId,
+      description: `A ${rowName} row: its group_by says which fields are filled, the others are null.`,
+    });
+  return { row, rows };
 }
+
+/** The fields of a row grouped by shop. */
+export const shopFields = {
+  platform_shop_id: z.string().describe('Platform-side shop id.'),
+  shop_name: z.string().describe('Shop name.'),
+};
 
 /** The page typed as the schema's variants; the output parser checks every row against its variant. */
 export function pageOfVariants<Schema extends z.ZodType, Row extends { group_by: string }>(
