@@ -1,9 +1,8 @@
 import { causeChain } from '../db/failure';
 
 /**
- * An error as a log line may hold it (D-22): type, a message without values, code, one short stack and the
- * causes by type and message. Drivers' attachments are dropped (drizzle's message and postgres.js's
- * `parameters` and `detail` quote values); the statement text, placeholders only, is kept.
+ * An error as a log line may hold it (D-22): type, a message without values, code, one short stack, the causes.
+ * Drivers' attachments quote values and are dropped; the statement text, placeholders only, is kept.
  */
 export function boundedError(value: unknown): unknown {
   if (!isErrorLike(value)) return typeof value === 'string' ? value.slice(0, MAX_MESSAGE) : value;

@@ -4,9 +4,8 @@ type ProcedureMeta = { openapi?: { method: string; path: string }; partnerErrors
 type RouterLike = { _def: { procedures: Record<string, unknown> } };
 
 /**
- * The REST routes of a router as its meta declares them, each with an exact pattern (D-12): case-sensitive, no
- * trailing slash, a `{param}` one segment that is not `.` or `..` and has no backslash (URL parsers resolve or
- * rewrite those).
+ * The REST routes of a router's meta, each an exact pattern (D-12): case-sensitive, no trailing slash, a `{param}`
+ * one segment that is not `.` or `..` and has no backslash (URL parsers resolve or rewrite those).
  */
 export function restRoutes(router: RouterLike) {
   return Object.values(router._def.procedures).flatMap((procedure) => {
@@ -15,12 +14,6 @@ export function restRoutes(router: RouterLike) {
     const source = meta.openapi.path
       .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
       .replace(/\{(\w+)\}/g, (_, parameter: string) => `(?<${parameter}>(?!\\.\\.?(?:/|$))[^/\\\\]+)`);
-    return [
-      {
-        path: meta.openapi.path,
-        pattern: new RegExp(`^${source}$`),
-        partnerErrors: meta.partnerErrors ?? [],
-      },
-    ];
+    return [{ path: meta.openapi.path, pattern: new RegExp(`^${source}$`), partnerErrors: meta.partnerErrors ?? [] }];
   });
 }

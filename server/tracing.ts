@@ -2,8 +2,8 @@ import type * as Api from '@opentelemetry/api';
 import type { TraceParent } from './request';
 
 /**
- * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set (until then `tracing` is
- * undefined), its spans made by hand: ESM auto-instrumentation patches modules at load (docs/operations.md).
+ * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set; spans are made by hand, as
+ * ESM auto-instrumentation patches modules at load (docs/operations.md).
  */
 export type Tracing = {
   startHttpSpan(method: string, parent: TraceParent | undefined): HttpSpan;
@@ -39,14 +39,11 @@ export async function startTracing(endpoint: string): Promise<Tracing> {
     resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
-  // The AsyncLocalStorage context manager: a span started inside `context.with` is the parent of what
-  // the request does later, across awaits.
+  // The AsyncLocalStorage context manager: a span entered with `context.with` parents later work, across awaits.
   provider.register();
   const tracer = provider.getTracer(SERVICE_NAME);
   const { SpanKind, SpanStatusCode, ROOT_CONTEXT } = api;
-
   const failed = (span: Api.Span) => span.setStatus({ code: SpanStatusCode.ERROR });
-
   const started: Tracing = {
     startHttpSpan(method, parent) {
       const parentContext = parent

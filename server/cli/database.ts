@@ -24,9 +24,8 @@ const COMMON = {
 export class UsageError extends Error {}
 
 /**
- * Runs a command: `--help` prints `usage` and does nothing else; arguments are parsed strictly (an unknown
- * option is a usage error); a failure prints one line (a database failure's cause, where and which database,
- * db/failure.ts) and exits 1, with `--verbose` or LOG_LEVEL=debug also the stack.
+ * Runs a command: `--help` prints `usage`; an unknown option is a usage error; a failure prints one line
+ * (db/failure.ts) and exits 1, with `--verbose` or LOG_LEVEL=debug also the stack.
  */
 export function runCli<const O extends ParseArgsOptionsConfig>(
   usage: string,
