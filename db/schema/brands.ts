@@ -34,8 +34,6 @@ export const brands = pgTable(
   ],
 );
 
-export type Brand = typeof brands.$inferSelect;
-
 /** A row's brand: every table of a brand's data carries it, so tenancy is in every key. */
 export const brandRef = () =>
   integer('brand_id')

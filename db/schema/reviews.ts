@@ -67,5 +67,4 @@ export const reviews = pgTable(
   ],
 );
 
-export type Review = typeof reviews.$inferSelect;
 export type NewReview = typeof reviews.$inferInsert;
