@@ -132,10 +132,7 @@ function perDayOf(tx: Transaction, table: AggregateTable, cover: Cover, source: 
 const names = (table: AggregateTable) => Object.values(getTableColumns(table)).map(({ name }) => name);
 const dayColumns = (table: AggregateTable) => names(table).filter((name) => !name.startsWith('running_'));
 
-/**
- * `rows` with running totals per shop in day order, plus `base`'s. MATERIALIZED: inlined, PostgreSQL sorted
- * every review. Rows go in (brand_id, day) order, so a day's rows share pages for group_by=date and week.
- */
+/** `rows` with running totals per shop, plus `base`'s; MATERIALIZED, as inlined PostgreSQL sorted every review. */
 function withRunningTotals(table: AggregateTable, rows: SQLWrapper, base?: SQLWrapper): SQL {
   const columns = names(table).map((name) => {
     if (!name.startsWith('running_')) return sql`per_day.${sql.identifier(name)}`;

@@ -1,7 +1,4 @@
-/**
- * The acquire timeout postgres.js lacks (D-21): a call holds one of `size` slots, waiting at most `waitMs`, and
- * gives it back when its work settles or after `holdMs`, so work stuck on a dead connection cannot keep it.
- */
+/** The acquire timeout postgres.js lacks (D-21); `holdMs` frees a slot whose work is stuck on a dead connection. */
 export class PoolSlots {
   private free: number;
   private readonly waiting: (() => void)[] = [];

@@ -26,10 +26,7 @@ export function nextRunAt(now: Date): Date {
   return today.getTime() > now.getTime() ? today : runOn(addDays(kstToday(now), 1));
 }
 
-/**
- * Runs the daily aggregate (D-6) and prunes the change feed (D-26) at start and after each KST midnight, retrying
- * every RETRY_MS until yesterday is covered; `stop` waits for a run in progress (D-17).
- */
+/** Runs the daily aggregate (D-6) and prunes the change feed (D-26) after each KST midnight; `stop` waits (D-17). */
 export function scheduleDailyAggregate(deps: Deps): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;

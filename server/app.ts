@@ -51,8 +51,7 @@ export function createApp(
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // D-20: 503 unless the primary answers within 1 s, asked on the control client so a busy pool (D-21) or a
-  // lagging replica (D-23) does not make it 503.
+  // D-20: 503 unless the primary's control client (D-21, D-23) answers within 1 s.
   app.get('/readyz', async (_req, res) => {
     if (options.draining?.()) {
       res.status(503).json({ status: 'draining' });
@@ -176,8 +175,7 @@ function restApi(router: AppRouter, services: Services) {
       headers: ctx?.responseHeaders,
     }),
   });
-  // The adapter matches paths ignoring case and a trailing slash and resolves dot segments: only a path
-  // that, its segments decoded, is exactly one of the API's reaches it; any other is the app's 404 (D-12).
+  // The adapter ignores case and a trailing slash: only a path exactly one of the API's reaches it (D-12).
   return (req: Request, res: Response, next: NextFunction) => {
     const end = req.url.indexOf('?');
     const path = decodedPath(end === -1 ? req.url : req.url.slice(0, end));

@@ -2,10 +2,7 @@ import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { causeChain } from '../db/failure';
 
-/**
- * The error catalogue (partner guide § Errors): each code's HTTP status, its tRPC code (D-18) and the access log's
- * default reason (D-22, never sent). Nothing outside this table reaches a response (D-12).
- */
+/** Every error code (partner guide § Errors, D-12) and the access log's default reason (D-22, never sent). */
 export const ERROR_CATALOGUE = {
   PARTNER_API_INVALID_PARAMETER: { httpStatus: 400, trpcCode: 'BAD_REQUEST', reason: 'a parameter broke its rule' },
   PARTNER_API_KEY_REQUIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'no x-partner-api-key header' },

@@ -98,8 +98,7 @@ export function createHttpServer(
         server.closeAllConnections();
         resolve(false);
       }, timeoutMs);
-      // net.Server's close: http.Server's would reset a request that reached an idle connection unread;
-      // idle ones are closed a tick later, once such a request is read (and answered with Connection: close).
+      // net.Server's close: http.Server's would reset a request that reached an idle connection unread.
       net.Server.prototype.close.call(server, () => {
         clearTimeout(timer);
         resolve(true);

@@ -2,8 +2,7 @@ import pino from 'pino';
 import type { Config } from './config';
 import { boundedError } from './log-errors';
 
-// Structured JSON logs by pino, one line an event (D-17, D-22); never the API key, and every `error` field
-// goes through boundedError (server/log-errors.ts).
+// JSON logs, one line an event (D-17, D-22); never the API key, and every `error` field through boundedError.
 
 export type Logger = Pick<pino.Logger, 'debug' | 'info' | 'warn' | 'error'>;
 

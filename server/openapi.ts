@@ -4,8 +4,7 @@ import { TAGS } from '../routers/shared/meta';
 import { ERROR_CATALOGUE, ERROR_DESCRIPTIONS, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
 import { restRoutes } from './routes';
 
-// The OpenAPI document of the REST facade (D-15), generated from the router and finished where the library
-// stops short of what generated clients need. openapi.json (`npm run openapi`) is its output.
+// The REST facade's OpenAPI document (D-15), finished where the library stops short of what clients need.
 
 type Json = Record<string, unknown>;
 type Parameter = { in: string; name: string; description?: string; schema?: Json };

@@ -31,10 +31,7 @@ const MAX_PATH = 200;
 /** The status logged and counted for a request the client abandoned before its answer (nginx's 499). */
 const CLIENT_CLOSED = 499;
 
-/**
- * D-12: the request id (the caller's if well-formed) on every response; D-22: one access line a request when
- * its response closes (an abandoned one as 499, at info), in the caller's trace if its `traceparent` is valid.
- */
+/** D-12: the request id on every response; D-22: one access line a request, an abandoned one as 499. */
 export function requestIdAndAccessLog(log: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
     const offered = req.get('x-request-id');
@@ -173,8 +170,7 @@ function causeOf(error: unknown): unknown {
   return ERROR_CATALOGUE[partnerCodeOf(error)].reason;
 }
 
-// Conditional requests (D-27): a weak ETag on every 200 of a single call over HTTP, and a 304 without a
-// body when the request's If-None-Match matches it; a 304 gives its call's unit of the limit back.
+// Conditional requests (D-27): a weak ETag on a single call's 200, and a 304 that gives its unit back.
 
 /** A single call over HTTP (REST, or one call on the tRPC transport): its If-None-Match, and its verdict. */
 export type Conditional = {
@@ -201,10 +197,7 @@ export function matches(ifNoneMatch: string | undefined, tag: string): boolean {
   return ifNoneMatch.match(/"[^"]*"/g)?.includes(opaque) ?? false;
 }
 
-/**
- * A single call's ETag and `Cache-Control: private`; when If-None-Match matches, a 304 whose unit goes back to
- * the key's budget while the key's 304s of the minute are within theirs (RateLimit-Remaining shows it).
- */
+/** A single call's ETag and `Cache-Control: private`; a 304 gives its unit back within the 304 budget. */
 export async function answerConditionally(ctx: RequestContext, partner: PartnerScope, answer: unknown) {
   const conditional = ctx.conditional;
   // A call its deadline or client already ended has answered 500 (D-20): there is nothing to tag.

@@ -117,10 +117,7 @@ export function createServices(
   };
 }
 
-/**
- * A small table held in memory and reloaded whole, at most `maxAgeMs` old (D-14, D-20); single-flight loads
- * `minIntervalMs` apart serve names not held, so a flood of unknown names costs one query per interval.
- */
+/** A small table in memory, reloaded whole (D-14, D-20); misses share loads at most one per `minIntervalMs`. */
 export class RefreshingCache<Entry> {
   private entries = new Map<string, Entry>();
   /** When the load whose result is held started; -∞ before the first. */

@@ -1,10 +1,7 @@
 import type * as Api from '@opentelemetry/api';
 import type { TraceParent } from './request';
 
-/**
- * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set; spans are made by hand, as
- * ESM auto-instrumentation patches modules at load (docs/operations.md).
- */
+/** OpenTelemetry (D-22), loaded only when configured; spans by hand (ESM auto-instrumentation: docs/operations.md). */
 export type Tracing = {
   startHttpSpan(method: string, parent: TraceParent | undefined): HttpSpan;
   /** Runs `work` (the rest of the request) with the span as the active one, so later spans are its children. */

@@ -15,8 +15,7 @@ import { answerConditionally } from './request';
 import type { RequestContext } from './services';
 import { tracing } from './tracing';
 
-// Every error leaves through this formatter: tRPC's shape stays (the SDK's client needs it) with the fixed
-// message, no stack, and the partner envelope under `data`, which REST sends as the whole body.
+// Every error leaves here: tRPC's shape (the SDK needs it) with the partner envelope under `data` for REST.
 const t = initTRPC
   .context<RequestContext>()
   .meta<OpenApiMeta>()
@@ -85,10 +84,7 @@ export type PartnerScope = {
   counted: { identifier: string; decision: RateLimitDecision };
 };
 
-/**
- * The key check (D-13) and per-key limit (D-14) for `calls` calls with one key: a tRPC batch is checked before
- * any of it runs (D-20), counting n or refused whole. The rate-limit headers go on `ctx.responseHeaders`.
- */
+/** The key check (D-13) and per-key limit (D-14) for `calls` calls: a tRPC batch is checked before it runs (D-20). */
 export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Promise<PartnerScope> {
   const { keys, refused, policy, limiter } = ctx.rateLimit;
   const arrivedAt = keys.now();
@@ -139,10 +135,7 @@ function noteKey(ctx: RequestContext, key: ApiKeyState) {
   ctx.access.keyPrefix = key.displayPrefix;
 }
 
-/**
- * A read of the key's partner, authenticated and rate limited (D-13, D-14) unless its batch was; it names the
- * operation (D-22) and answers 500 once the request's signal aborts (D-20), whatever a stalled store does.
- */
+/** A read of the key's partner (D-13, D-14), naming the operation (D-22), 500 once the signal aborts (D-20). */
 export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
   if (ctx.access) ctx.access.operation ??= path;
   const call = async () => {
@@ -198,10 +191,7 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
   });
 }
 
-/**
- * The brand a path names if it is the partner's: foreign is missing (partner guide § Authentication). A miss
- * waits for a load that started after the call, so a brand added or moved a moment ago is found.
- */
+/** The path's brand if the partner's (foreign is missing); a miss waits for a load that started after the call. */
 async function brandInScope(ctx: RequestContext, partnerId: number, brandCode: string) {
   if (!PUBLIC_CODE.test(brandCode)) return undefined;
   const arrivedAt = ctx.brands.now();

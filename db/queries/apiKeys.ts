@@ -72,8 +72,7 @@ export async function setApiKeyExpiry(db: Db, id: number, expiresAt: Date | null
   return rows.length > 0;
 }
 
-// Partner and brand administration, for the partners and brands CLIs: what a fresh database needs before
-// its first key.
+// Partner and brand administration, for the partners and brands CLIs.
 
 export async function createPartner(db: Db, name: string) {
   const [row] = await db.insert(partners).values({ name }).returning({ id: partners.id, name: partners.name });

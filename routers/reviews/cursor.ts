@@ -4,8 +4,7 @@ import type { ReviewFilters, ReviewPosition } from '../../db/queries/reviews';
 import { PUBLIC_CODE } from '../../db/schema/columns';
 import { PartnerApiError } from '../../server/errors';
 
-// D-19 cursor pages: base64url of [seconds, review_id, fingerprint of brand and filters]. Not signed: a
-// forged position reads nothing the same key could not read with page/limit.
+// D-19: base64url of [seconds, review_id, fingerprint]; not signed, as a forged one reads nothing page/limit can't.
 
 /** The characters of base64url without padding: anything else is malformed before it is decoded. */
 export const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,200}$/;

@@ -4,8 +4,7 @@ import type { Page } from '../../db/queries/pagination';
 import type { CallFacts, ParameterIssues } from '../../server/trpc';
 import { dayParam, daysInOrder, optional } from './contract';
 
-// What the two aggregate reads (review statistics, sales) share: the day range (KST, inclusive; `to` defaults
-// to the request's today, so per request) and rows in one variant per group_by.
+// What review statistics and sales share: the day range (KST, inclusive) and rows in one variant per group_by.
 
 /** The default range (partner guide § Dates and time (KST)): `from` defaults to this many days before `to`. */
 const DEFAULT_RANGE_DAYS = 30;
@@ -29,10 +28,7 @@ export function rangeInOrder(
   daysInOrder(resolveRange(input, today), issues);
 }
 
-/**
- * A report row's schema: one variant per group_by of `_units`, the `fields` it does not fill null (in `fields`
- * order, then `rest`), so clients narrow by group_by.
- */
+/** A report row: one variant per group_by, the `fields` it does not fill null, so clients narrow by group_by. */
 export function reportRows<Unit extends string, Field extends string, Rest extends z.ZodRawShape>(
   _units: readonly Unit[],
   rowId: string,

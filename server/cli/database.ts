@@ -23,10 +23,7 @@ const COMMON = {
 /** A usage mistake: one line and a pointer to --help, exit status 2. */
 export class UsageError extends Error {}
 
-/**
- * Runs a command: `--help` prints `usage`; an unknown option is a usage error; a failure prints one line
- * (db/failure.ts) and exits 1, with `--verbose` or LOG_LEVEL=debug also the stack.
- */
+/** Runs a command: `--help` prints `usage`; a failure prints one line (db/failure.ts), `--verbose` the stack. */
 export function runCli<const O extends ParseArgsOptionsConfig>(
   usage: string,
   options: O,

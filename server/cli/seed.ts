@@ -17,8 +17,7 @@ runCli(USAGE, OPTIONS, async ({ values }) => {
   await withConfiguredDatabase(async (database) => {
     if (!values['skip-demo']) {
       const summary = await seedDemo(database.db);
-      // The migrations analyzed these tables empty, and autovacuum may be off or a minute away: without
-      // statistics the planner takes a brand's reviews for a few rows, and a short keyword reads them all.
+      // The migrations analyzed these tables empty, and autovacuum may be off or a minute away.
       await database.db.execute(sql`ANALYZE`);
       process.stdout.write(`demo data: ${JSON.stringify(summary)}\n`);
     }

@@ -2,10 +2,7 @@ import type { Logger } from '../logger';
 import { metrics } from '../metrics';
 import type { RateLimitDecision, RateLimiter } from './sliding-window';
 
-/**
- * D-14: the shared store is asked for at most `timeoutMs`; when slow or down, the in-process limiter judges and
- * the store is left alone for `cooldownMs`. A call the store counted after it was abandoned is refunded.
- */
+/** D-14: the shared store, else for `cooldownMs` the in-process limiter; a late count of the store is refunded. */
 export class FallbackLimiter implements RateLimiter {
   private degraded = false;
   private skipUntil = 0;

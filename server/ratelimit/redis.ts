@@ -4,8 +4,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { decide, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from './sliding-window';
 
-// The shared store of D-14: the project's scripts on an @upstash/redis client (over HTTP for Upstash, over
-// node-redis for a plain Redis). @upstash/ratelimit's own script cannot judge a batch atomically (D-14).
+// D-14's shared store: our scripts on @upstash/redis, as @upstash/ratelimit cannot judge a batch atomically.
 
 type NodeRedis = ReturnType<typeof createClient>;
 /** What the limiter needs of @upstash/redis's Script: EVALSHA, falling back to EVAL on NOSCRIPT. */
@@ -105,13 +104,9 @@ export async function connectSharedStore(
   };
 }
 
-// The Lua scripts of D-14, each atomic on the store's clock (TIME). KEYS[1] is one hash per identifier (field:
-// a fixed window's index, value: its calls), so every key a script touches is declared, as Redis Cluster requires.
+// Each script is atomic on the store's clock; KEYS[1] is one hash per identifier, as Redis Cluster requires.
 
-/**
- * Counts ARGV[3] calls if they fit (ARGV[1] per ARGV[2] ms) by the rule of sliding-window.ts; a refusal writes
- * nothing. Returns {admitted 0|1, current before, previous, elapsed ms, window index}.
- */
+/** Counts ARGV[3] calls if they fit; returns {admitted 0|1, current before, previous, elapsed ms, window index}. */
 const LIMIT_SCRIPT = `
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -135,10 +130,7 @@ redis.call('PEXPIRE', KEYS[1], window * 2 + 1000)
 return {1, current, previous, elapsed, index}
 `;
 
-/**
- * Gives back up to ARGV[2] calls of window ARGV[3] (empty: the current one; ARGV[1] is the window in ms), never
- * below zero and never creating a count. Returns the calls given back.
- */
+/** Gives back up to ARGV[2] calls of window ARGV[3] (empty: the current one), never creating a count. */
 const REFUND_SCRIPT = `
 local window = tonumber(ARGV[1])
 local field = ARGV[3]

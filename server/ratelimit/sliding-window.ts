@@ -57,10 +57,7 @@ export function freeAt(policy: RateLimitPolicy, counts: WindowCounts, now: numbe
   return Math.floor(counts.windowStart + windowMs + fraction * windowMs) + 1;
 }
 
-/**
- * The decision for `calls` calls against the counts before them: admitted whole if they fit, else refused whole;
- * `admitted` is the store's verdict when the store judged. A spent budget says when one call passes (`retryAt`).
- */
+/** `calls` calls are admitted or refused whole; `admitted` is the store's verdict when the store judged. */
 export function decide(
   policy: RateLimitPolicy,
   before: WindowCounts,
@@ -109,10 +106,7 @@ export class MemorySlidingWindow implements RateLimiter {
   }
 }
 
-/**
- * The RateLimit headers of a decision (IETF draft fields). RateLimit-Reset is the seconds until the window frees
- * a call: with the budget spent, until the next call is accepted (a 429's Retry-After), else the window's end.
- */
+/** The RateLimit headers (IETF draft); with the budget spent, Reset says when the next call is accepted. */
 export function rateLimitHeaders(
   policy: RateLimitPolicy,
   decision: RateLimitDecision,
