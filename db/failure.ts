@@ -84,9 +84,8 @@ export function describeDatabaseFailure(error: unknown, url: string | undefined)
       ? `cannot connect to ${where}: ${cause.message} (${code})`
       : `${where} refused a statement: ${cause.message} (${code})${hint}`;
   }
-  if (code === 'ECONNRESET' && /TLS|SSL/i.test(cause.message)) {
+  if (code === 'ECONNRESET' && /TLS|SSL/i.test(cause.message))
     return `cannot connect to ${where}: the TLS handshake failed${configured?.ssl ? ': the server does not support SSL, which the URL requires (sslmode)' : ''} (${code})`;
-  }
   const words = CONNECT_CODES[code];
   if (words) return `cannot connect to ${where}: ${words} (${code})`;
   return `${where}: ${cause.message} (${code})`;

@@ -48,15 +48,10 @@ export function createApp(
   app.use((req, res, next) => (req.method === 'GET' ? next() : sendError(res, 'PARTNER_API_NOT_FOUND')));
   // The partner reads first: their paths are no other route's, and each layer passed costs every call.
   app.use(restApi(appRouter, services));
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   // D-20: 503 unless the primary's control client (D-21, D-23) answers within 1 s.
   app.get('/readyz', async (_req, res) => {
-    if (options.draining?.()) {
-      res.status(503).json({ status: 'draining' });
-      return;
-    }
+    if (options.draining?.()) return void res.status(503).json({ status: 'draining' });
     const signal = AbortSignal.any([res.locals.signal as AbortSignal, AbortSignal.timeout(READY_WITHIN_MS)]);
     try {
       await untilAborted(signal, () => services.control.execute(sql`select 1`));

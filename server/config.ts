@@ -28,13 +28,7 @@ export const configSchema = z
     // Each variable: docs/operations.md (D-14, D-20 to D-23); the bounds between them are checked below.
     DATABASE_URL: optional(url(/^postgres(ql)?$/)),
     DATABASE_REPLICA_URLS: z.preprocess(
-      (value) =>
-        typeof value === 'string'
-          ? value
-              .trim()
-              .split(/\s*,\s*/)
-              .filter(Boolean)
-          : value,
+      (value) => (typeof value === 'string' ? value.split(',').flatMap((item) => item.trim() || []) : value),
       z.array(url(/^postgres(ql)?$/)).default([]),
     ),
     DATABASE_REPLICA_MAX_LAG_MS: integer(100, 600_000, 5_000),

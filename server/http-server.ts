@@ -43,23 +43,20 @@ export function createHttpServer(
   log: Logger,
   bounds: Partial<SocketBounds> = {},
 ): HttpServer {
-  const { MAX_CONNECTIONS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, SEND_TIMEOUT_MS } = {
-    ...parseConfig({}),
-    ...bounds,
-  };
+  const bound = { ...parseConfig({}), ...bounds };
   const server = http.createServer(
     {
       requireHostHeader: false,
-      headersTimeout: HEADERS_TIMEOUT_MS,
+      headersTimeout: bound.HEADERS_TIMEOUT_MS,
       // The API takes no request bodies: the whole request is due when its headers are.
-      requestTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: bound.HEADERS_TIMEOUT_MS,
       connectionsCheckingInterval: CHECK_INTERVAL_MS,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      keepAliveTimeout: bound.KEEP_ALIVE_TIMEOUT_MS,
     },
     app,
   ) as HttpServer;
-  server.maxConnections = MAX_CONNECTIONS;
-  server.timeout = SEND_TIMEOUT_MS;
+  server.maxConnections = bound.MAX_CONNECTIONS;
+  server.timeout = bound.SEND_TIMEOUT_MS;
   // A reset also drops what the kernel holds for a client that does not read (a close leaves it to TCP).
   server.on('timeout', (socket: net.Socket) => socket.resetAndDestroy());
   let dropped = 0;

@@ -52,13 +52,10 @@ async function main() {
   // Started before listening: a replica serves only once a probe has found it a standby close enough.
   await reads?.start();
   // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance (clients loaded only then).
+  const { perKey } = policies(config.RATE_LIMIT_PER_MINUTE);
   const store =
     config.REDIS_URL || config.UPSTASH_REDIS_REST_URL
-      ? await (await import('./ratelimit/redis')).connectSharedStore(
-          config,
-          policies(config.RATE_LIMIT_PER_MINUTE).perKey,
-          log,
-        )
+      ? await (await import('./ratelimit/redis')).connectSharedStore(config, perKey, log)
       : undefined;
   const services = createServices(config, database.db, log, undefined, store?.limiter, undefined, reads);
   // D-6: every instance schedules the daily aggregate, one of them builds; it writes, so on the primary (D-23).
@@ -77,11 +74,8 @@ async function main() {
     registered.observeDatabase(database);
     registered.observeCaches({ keys: services.rateLimit.keys, brands: services.brands });
     if (reads) registered.observeReplicas(reads);
-    metricsServer = await startMetricsServer(registered.registry, {
-      port: config.METRICS_PORT,
-      host: config.METRICS_HOST ?? config.HOST,
-      log,
-    });
+    const host = config.METRICS_HOST ?? config.HOST;
+    metricsServer = await startMetricsServer(registered.registry, { port: config.METRICS_PORT, host, log });
   }
   let stopping = false;
   const app = createApp(services, {

@@ -51,11 +51,8 @@ export async function startTracing(endpoint: string): Promise<Tracing> {
             isRemote: true,
           })
         : ROOT_CONTEXT;
-      const span = tracer.startSpan(
-        method,
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
-        parentContext,
-      );
+      const attributes = { 'http.request.method': method };
+      const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parentContext);
       return { span, context: api.trace.setSpan(parentContext, span), traceId: span.spanContext().traceId, method };
     },
     runInSpan(span, work) {

@@ -69,9 +69,8 @@ export function decodeCursor(
 
 export function cursorPosition(cursor: string, scope: CursorScope): ReviewPosition {
   const decoded = decodeCursor(cursor, scope);
-  if ('refused' in decoded) {
+  if ('refused' in decoded)
     throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(`cursor ${decoded.refused}`) });
-  }
   return decoded.position;
 }
 

@@ -62,9 +62,8 @@ export function listReviewsCheck(
   issues: Parameters<typeof daysInOrder>[1],
 ) {
   daysInOrder(input, issues);
-  if (input.rating_min !== undefined && input.rating_max !== undefined && input.rating_min > input.rating_max) {
+  if (input.rating_min !== undefined && input.rating_max !== undefined && input.rating_min > input.rating_max)
     issues.addIssue({ code: 'custom', message: 'rating_min is above rating_max', path: ['rating_min'] });
-  }
   // The path's brand_code comes with the parameters: a cursor is bound to it too.
   const { cursor, page, limit: _limit, brand_code: brandCode, ...filters } = input;
   if (cursor === undefined) return;

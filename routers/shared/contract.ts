@@ -65,9 +65,8 @@ export function withDefault<T extends z.ZodType>(schema: T, fallback: z.output<T
 
 /** `from` later than `to` is 400 on every endpoint that takes both (D-11). Days compare as text. */
 export function daysInOrder(input: { from?: string | undefined; to?: string | undefined }, issues: ParameterIssues) {
-  if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
+  if (input.from !== undefined && input.to !== undefined && input.from > input.to)
     issues.addIssue({ code: 'custom', message: 'from is later than to', path: ['from'] });
-  }
 }
 
 export function platformShopIdParam() {

@@ -78,12 +78,9 @@ export async function connectSharedStore(
   prefix = 'partner-api:ratelimit',
   clock: () => number = Date.now,
 ): Promise<{ limiter: RateLimiter; close(): Promise<void> } | undefined> {
-  if (config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN) {
-    const redis = new Redis({
-      url: config.UPSTASH_REDIS_REST_URL,
-      token: config.UPSTASH_REDIS_REST_TOKEN,
-      retry: { retries: 1, backoff: () => 50 },
-    });
+  const { UPSTASH_REDIS_REST_URL: url, UPSTASH_REDIS_REST_TOKEN: token } = config;
+  if (url && token) {
+    const redis = new Redis({ url, token, retry: { retries: 1, backoff: () => 50 } });
     return { limiter: new RedisSlidingWindow(redis, policy, prefix, clock), close: async () => {} };
   }
   if (!config.REDIS_URL) return undefined;

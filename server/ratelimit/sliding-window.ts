@@ -107,11 +107,7 @@ export class MemorySlidingWindow implements RateLimiter {
 }
 
 /** The RateLimit headers (IETF draft); with the budget spent, Reset says when the next call is accepted. */
-export function rateLimitHeaders(
-  policy: RateLimitPolicy,
-  decision: RateLimitDecision,
-  now: number,
-): Record<string, string> {
+export function rateLimitHeaders(policy: RateLimitPolicy, decision: RateLimitDecision, now: number) {
   const until = decision.remaining === 0 ? (decision.retryAt ?? decision.reset) : decision.reset;
   const seconds = secondsUntil(until, now);
   const headers: Record<string, string> = {
