@@ -78,8 +78,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     const bounds = options.bounds;
     const settings = {
       onnotice: () => {},
-      // The CLIs write arrays (the seed), which needs postgres.js's array types; the server's pools skip the
-      // lookup, whose failure while a pool closes mid-connect is an unhandled rejection in postgres.js.
+      // Only the CLIs write arrays; failing mid-close, the types lookup is an unhandled rejection in postgres.js.
       fetch_types: bounds === undefined,
       connect_timeout: connectTimeoutMs / 1000,
       connection: {

@@ -68,12 +68,8 @@ export function describeDatabaseFailure(error: unknown, url: string | undefined)
   if (!cause) return undefined;
   const code = String(cause.code);
   const configured = target(url);
-  const address =
-    typeof cause.address === 'string'
-      ? cause.port === undefined
-        ? cause.address
-        : `${cause.address}:${cause.port}`
-      : configured?.at;
+  const port = cause.port === undefined ? '' : `:${cause.port}`;
+  const address = typeof cause.address === 'string' ? `${cause.address}${port}` : configured?.at;
   const where = url
     ? `PostgreSQL at ${address ?? 'the configured address'}${configured?.database ? ` (database "${configured.database}")` : ''}`
     : 'the embedded database (PGlite)';

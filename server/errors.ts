@@ -14,11 +14,7 @@ export const ERROR_CATALOGUE = {
   PARTNER_API_KEY_INACTIVE: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'the key was revoked' },
   PARTNER_API_KEY_EXPIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'the key has expired' },
   PARTNER_API_FORBIDDEN: { httpStatus: 403, trpcCode: 'FORBIDDEN', reason: "the key's partner is deactivated" },
-  PARTNER_API_BRAND_NOT_FOUND: {
-    httpStatus: 404,
-    trpcCode: 'NOT_FOUND',
-    reason: "no such brand in the key's partner",
-  },
+  PARTNER_API_BRAND_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: "no such brand in the key's partner" },
   PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such review in the brand' },
   PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such user in the brand' },
   PARTNER_API_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such path, procedure or method' },

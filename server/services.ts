@@ -96,6 +96,7 @@ export function createServices(
   const local = new MemorySlidingWindow(perKey, clock);
   const notModifiedLocal = new MemorySlidingWindow(perKeyNotModified, clock);
   const notModifiedShared = sharedStore?.withPolicy?.(perKeyNotModified);
+  const keyStates = async () => new Map((await loadApiKeyStates(control)).map((key) => [key.keyHash, key]));
   return {
     db,
     control,
@@ -108,10 +109,7 @@ export function createServices(
       limiter: sharedStore ? new FallbackLimiter(sharedStore, local, log) : local,
       refused: new MemorySlidingWindow(perAddressRefused, clock),
       notModified: notModifiedShared ? new FallbackLimiter(notModifiedShared, notModifiedLocal, log) : notModifiedLocal,
-      keys: new RefreshingCache(
-        async () => new Map((await loadApiKeyStates(control)).map((key) => [key.keyHash, key])),
-        caches,
-      ),
+      keys: new RefreshingCache(keyStates, caches),
     },
     brands: new RefreshingCache(() => loadBrandScopes(control), caches),
   };

@@ -55,9 +55,7 @@ export async function startTracing(endpoint: string): Promise<Tracing> {
       const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parentContext);
       return { span, context: api.trace.setSpan(parentContext, span), traceId: span.spanContext().traceId, method };
     },
-    runInSpan(span, work) {
-      api.context.with(span.context, work);
-    },
+    runInSpan: (span, work) => api.context.with(span.context, work),
     endHttpSpan({ span, method }, operation, status) {
       span.updateName(`${method} ${operation}`);
       span.setAttribute('http.response.status_code', status);
@@ -79,9 +77,7 @@ export async function startTracing(endpoint: string): Promise<Tracing> {
         }
       });
     },
-    async flush() {
-      await provider.forceFlush();
-    },
+    flush: () => provider.forceFlush(),
     async shutdown() {
       if (tracing === started) tracing = undefined;
       await provider.shutdown();

@@ -38,7 +38,6 @@ export async function insertApiKey(
   return row;
 }
 
-/** Every key with its partner's name and state, by partner then id. */
 export function listApiKeys(db: Db) {
   return db
     .select({
@@ -79,7 +78,6 @@ export async function createPartner(db: Db, name: string) {
   return row;
 }
 
-/** Every partner with its state and its number of brands and keys. */
 export function listPartners(db: Db) {
   return db
     .select({
@@ -111,7 +109,6 @@ export async function createBrand(db: Db, brand: { partnerId: number; brandCode:
   return row;
 }
 
-/** Every brand with its partner's name, by partner then code. */
 export function listBrands(db: Db) {
   return db
     .select({ code: brands.brandCode, name: brands.displayName, partner: partners.name })

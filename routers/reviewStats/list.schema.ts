@@ -47,7 +47,6 @@ const { row, rows } = reportRows(
   },
 );
 
-/** A review statistics row, one variant per group_by (routers/shared/report.ts). */
 export const reviewStatsRowSchema = rows([
   row('date', { date: kstDaySchema.describe('Aggregation day (KST).') }),
   row('shop', { ...shopFields, platform: platformSchema }),

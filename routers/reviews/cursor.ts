@@ -37,7 +37,6 @@ export function encodeCursor(position: ReviewPosition, scope: CursorScope): stri
   return encodePayload([Math.floor(position.writtenAt.getTime() / 1000), position.reviewCode, fingerprint(scope)]);
 }
 
-/** A cursor's text: its payload as JSON in base64url. */
 export function encodePayload(payload: unknown): string {
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }

@@ -43,7 +43,6 @@ const { row, rows } = reportRows(
   { sales_amount: z.number().int().min(0).describe('Summed sales of the period, in won.') },
 );
 
-/** A sales row (partner guide § Sales), one variant per group_by (routers/shared/report.ts). */
 export const salesRowSchema = rows([
   row('shop', {
     ...shopFields,

@@ -59,7 +59,6 @@ export function reportRows<Unit extends string, Field extends string, Rest exten
   return { row, rows };
 }
 
-/** The fields of a row grouped by shop. */
 export const shopFields = {
   platform_shop_id: z.string().describe('Platform-side shop id.'),
   shop_name: z.string().describe('Shop name.'),
