@@ -17,11 +17,8 @@ import { platformSchema } from '../shared/values';
 import { CURSOR_TEXT, decodeCursor } from './cursor';
 import { reviewSchema } from './review.schema';
 
-/** The REST path of the list, also the target of the D-19 `Link: rel="next"`. */
-export const LIST_REVIEWS_PATH = '/partner/v1/brands/{brand_code}/reviews';
-
 export const listReviewsMeta = readOperation({
-  path: LIST_REVIEWS_PATH,
+  path: '/partner/v1/brands/{brand_code}/reviews',
   summary: 'List reviews of a brand',
   description:
     'Reviews of all shops of the brand, newest first, read in real time from collected reviews. ' +
