@@ -31,21 +31,17 @@ export const listReviewStatsParams = {
 };
 
 const count = z.number().int().min(0);
-const { row, rows } = reportRows(
-  REVIEW_STATS_GROUP_BY,
-  'ReviewStatsRow',
-  'review statistics',
-  ['date', 'platform_shop_id', 'shop_name', 'platform'],
-  {
-    review_count: count.describe('Reviews written in the period (sum of the days).'),
-    reply_count: count.describe('Of those, the ones replied when the aggregate was built.'),
-    rating_counts: z
-      .object({ one: count, two: count, three: count, four: count, five: count })
-      .describe(
-        'Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none.',
-      ),
-  },
-);
+const counts = {
+  review_count: count.describe('Reviews written in the period (sum of the days).'),
+  reply_count: count.describe('Of those, the ones replied when the aggregate was built.'),
+  rating_counts: z
+    .object({ one: count, two: count, three: count, four: count, five: count })
+    .describe(
+      'Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none.',
+    ),
+};
+const fields = { group_by: null, date: null, platform_shop_id: null, shop_name: null, platform: null, ...counts };
+const { row, rows } = reportRows(REVIEW_STATS_GROUP_BY, 'ReviewStatsRow', 'review statistics', fields);
 
 export const reviewStatsRowSchema = rows([
   row('date', { date: kstDaySchema.describe('Aggregation day (KST).') }),

@@ -35,13 +35,16 @@ export const listSalesParams = {
   ...pageParams,
 };
 
-const { row, rows } = reportRows(
-  SALES_GROUP_BY,
-  'SalesRow',
-  'sales',
-  ['date', 'week_start', 'platform_shop_id', 'shop_name', 'platform', 'user'],
-  { sales_amount: z.number().int().min(0).describe('Summed sales of the period, in won.') },
-);
+const { row, rows } = reportRows(SALES_GROUP_BY, 'SalesRow', 'sales', {
+  group_by: null,
+  date: null,
+  week_start: null,
+  platform_shop_id: null,
+  shop_name: null,
+  platform: null,
+  user: null,
+  sales_amount: z.number().int().min(0).describe('Summed sales of the period, in won.'),
+});
 
 export const salesRowSchema = rows([
   row('shop', {

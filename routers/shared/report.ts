@@ -28,27 +28,30 @@ export function rangeInOrder(
   daysInOrder(resolveRange(input, today), issues);
 }
 
-/** A report row: one variant per group_by, the `fields` it does not fill null, so clients narrow by group_by. */
-export function reportRows<Unit extends string, Field extends string, Rest extends z.ZodRawShape>(
+/**
+ * A report row: one variant per group_by, so clients narrow by it. `fields` are every field in order: a schema
+ * every variant shares, or null for one a variant fills (`row`'s `filled`) or leaves null.
+ */
+export function reportRows<Unit extends string, Fields extends { group_by: null } & Record<string, z.ZodType | null>>(
   _units: readonly Unit[],
   rowId: string,
   rowName: string,
-  fields: readonly Field[],
-  rest: Rest,
+  fields: Fields,
 ) {
-  const row = <U extends Unit, Filled extends { [F in Field]?: z.ZodType }>(unit: U, filled: Filled) =>
-    z
-      .object({
-        group_by: z.literal(unit).describe('Aggregation unit.'),
-        ...Object.fromEntries(
-          fields.map((field) => [field, filled[field] ?? z.null().describe(`Null for group_by=${unit}.`)]),
-        ),
-        ...rest,
-      } as { group_by: z.ZodLiteral<U> } & { [F in Exclude<Field, keyof Filled>]: z.ZodNull } & Filled & Rest)
-      .meta({
-        id: `${rowId}By${unit.charAt(0).toUpperCase()}${unit.slice(1)}`,
-        description: `A ${rowName} row of group_by=${unit}.`,
-      });
+  type Shape<Filled> = {
+    [F in keyof Fields]: F extends keyof Filled ? Filled[F] : Fields[F] extends null ? z.ZodNull : Fields[F];
+  };
+  const row = <U extends Unit, Filled extends { [F in keyof Fields]?: z.ZodType }>(unit: U, filled: Filled) => {
+    const given = { ...filled, group_by: z.literal(unit).describe('Aggregation unit.') };
+    const shape = Object.entries(fields).map(([field, shared]) => {
+      const schema = (given as Record<string, z.ZodType | undefined>)[field] ?? shared;
+      return [field, schema ?? z.null().describe(`Null for group_by=${unit}.`)];
+    });
+    const id = `${rowId}By${unit.charAt(0).toUpperCase()}${unit.slice(1)}`;
+    return z
+      .object(Object.fromEntries(shape) as Shape<typeof given>)
+      .meta({ id, description: `A ${rowName} row of group_by=${unit}.` });
+  };
   const rows = <const Variants extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
     variants: Variants,
   ) =>

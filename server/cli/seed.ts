@@ -23,17 +23,15 @@ runCli(USAGE, OPTIONS, async ({ values }) => {
     }
     if (reviews) {
       const started = Date.now();
-      const result = await seedLarge(database.db, { reviews, onProgress: progressBar() });
+      const result = await seedLarge(database.db, { reviews, onProgress: progressBar });
       const seconds = (Date.now() - started) / 1000;
       process.stdout.write(`\n${result.brandCode}: ${result.reviews} reviews in ${seconds.toFixed(1)} s\n`);
     }
   });
 });
 
-function progressBar() {
-  return (done: number, total: number) => {
-    const width = 30;
-    const filled = Math.round((done / total) * width);
-    process.stdout.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} reviews`);
-  };
+function progressBar(done: number, total: number) {
+  const width = 30;
+  const filled = Math.round((done / total) * width);
+  process.stdout.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} reviews`);
 }
