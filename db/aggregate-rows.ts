@@ -132,11 +132,7 @@ function perDayOf(tx: Transaction, table: AggregateTable, cover: Cover, source: 
 const names = (table: AggregateTable) => Object.values(getTableColumns(table)).map(({ name }) => name);
 const dayColumns = (table: AggregateTable) => names(table).filter((name) => !name.startsWith('running_'));
 
-/**
- * `rows` with running totals per shop in day order (`running_rows` numbers, `running_x` sums `x`), plus
- * `base`'s totals when given. MATERIALIZED: inlined, PostgreSQL sorted every review instead of hashing them.
- * Rows go in (brand_id, day) index order, so a day's rows share pages for group_by=date and week.
- */
+/** `rows` with running totals per shop, plus `base`'s; MATERIALIZED, as inlined PostgreSQL sorted every review. */
 function withRunningTotals(table: AggregateTable, rows: SQLWrapper, base?: SQLWrapper): SQL {
   const columns = names(table).map((name) => {
     if (!name.startsWith('running_')) return sql`per_day.${sql.identifier(name)}`;
@@ -195,10 +191,7 @@ function affected(result: unknown): number {
   return count ?? affectedRows ?? 0;
 }
 
-/**
- * Takes the covered days' change-log rows in this transaction, so a write committing later keeps its row
- * for the next build; with `enteringFrom`, also fills the incremental build's temporary tables.
- */
+/** Takes the covered change-log rows (a later commit keeps its row); with `enteringFrom`, fills the temp tables. */
 async function claimChanges(tx: Transaction, cover: Cover, enteringFrom?: Date): Promise<void> {
   const covered = sql`${aggregateChanges.day} IS NULL OR ${aggregateChanges.day} < ${cover.today}`;
   if (!enteringFrom) {

@@ -35,10 +35,7 @@ export async function buildDailyAggregate(db: Db, options: BuildOptions): Promis
 /** Autovacuum's rule, applied by the job itself: this machine's PostgreSQL and PGlite run no autovacuum. */
 const MAINTAIN_SHARE = 0.1;
 
-/**
- * Keeps the tables about one build's size: VACUUM after a full build, and by MAINTAIN_SHARE after an
- * incremental one. VACUUM cannot run in a transaction, so it follows the commit.
- */
+/** Keeps the tables about one build's size, after the commit (VACUUM cannot run in a transaction). */
 async function compact(db: Db, result: AggregateResult): Promise<void> {
   if (result.kind === 'full') {
     await db.execute(sql`VACUUM ${reviewStatsDaily}, ${salesDaily}`);
@@ -63,10 +60,7 @@ async function compact(db: Db, result: AggregateResult): Promise<void> {
 
 export type DailyRun = { outcome: 'built'; result: AggregateResult } | { outcome: 'covered' } | { outcome: 'busy' };
 
-/**
- * The schedule's run (D-6): takes the lock without waiting and skips a day already covered, so one of many
- * instances builds. `busy` is not `covered`: the schedule retries.
- */
+/** The schedule's run (D-6): one of many instances takes the lock without waiting; on `busy` the schedule retries. */
 export async function runDailyAggregate(db: Db, options: { now: Date }): Promise<DailyRun> {
   const throughDay = addDays(kstToday(options.now), -1);
   const run = await db.transaction(async (tx): Promise<DailyRun> => {
@@ -102,7 +96,6 @@ async function build(tx: Transaction, options: BuildOptions): Promise<AggregateR
     .from(sql`(SELECT 1) AS one`);
   const incremental =
     !options.full && previous?.kind != null && previous.throughDay <= throughDay && built?.any === true;
-
   let written: Pick<AggregateResult, 'writtenRows' | 'reviewRows' | 'salesRows'>;
   if (incremental && previous) {
     // Shops linked since the previous build's cover enter now (D-6).

@@ -39,10 +39,7 @@ const CLOSE_BOUND_MS = 2_000;
 
 export const MIGRATIONS_FOLDER = path.resolve(import.meta.dirname, 'migrations');
 
-/**
- * PostgreSQL settings of the embedded PGlite: its files live in memory and it has one session, so a shared
- * server's buffers, WAL and connection slots only cost memory and start-up time.
- */
+/** PGlite lives in memory with one session: a shared server's buffers, WAL and connections only cost memory. */
 export const PGLITE_SETTINGS: readonly string[] = [
   'shared_buffers=16MB',
   'wal_buffers=1MB',
@@ -81,9 +78,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     const bounds = options.bounds;
     const settings = {
       onnotice: () => {},
-      // The CLIs write arrays (the seed), which needs postgres.js's array types. The server only reads them
-      // through drizzle, which parses them; its pools skip the lookup, whose failure while a pool closes
-      // mid-connect is an unhandled rejection in postgres.js.
+      // Only the CLIs write arrays; failing mid-close, the types lookup is an unhandled rejection in postgres.js.
       fetch_types: bounds === undefined,
       connect_timeout: connectTimeoutMs / 1000,
       connection: {

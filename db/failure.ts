@@ -68,12 +68,8 @@ export function describeDatabaseFailure(error: unknown, url: string | undefined)
   if (!cause) return undefined;
   const code = String(cause.code);
   const configured = target(url);
-  const address =
-    typeof cause.address === 'string'
-      ? cause.port === undefined
-        ? cause.address
-        : `${cause.address}:${cause.port}`
-      : configured?.at;
+  const port = cause.port === undefined ? '' : `:${cause.port}`;
+  const address = typeof cause.address === 'string' ? `${cause.address}${port}` : configured?.at;
   const where = url
     ? `PostgreSQL at ${address ?? 'the configured address'}${configured?.database ? ` (database "${configured.database}")` : ''}`
     : 'the embedded database (PGlite)';
@@ -84,9 +80,8 @@ export function describeDatabaseFailure(error: unknown, url: string | undefined)
       ? `cannot connect to ${where}: ${cause.message} (${code})`
       : `${where} refused a statement: ${cause.message} (${code})${hint}`;
   }
-  if (code === 'ECONNRESET' && /TLS|SSL/i.test(cause.message)) {
+  if (code === 'ECONNRESET' && /TLS|SSL/i.test(cause.message))
     return `cannot connect to ${where}: the TLS handshake failed${configured?.ssl ? ': the server does not support SSL, which the URL requires (sslmode)' : ''} (${code})`;
-  }
   const words = CONNECT_CODES[code];
   if (words) return `cannot connect to ${where}: ${words} (${code})`;
   return `${where}: ${cause.message} (${code})`;

@@ -15,10 +15,7 @@ export function displayPrefixOf(key: string): string {
   return `${key.slice(0, 16)}…`;
 }
 
-/**
- * What a key can be: letters, digits and the underscores of its prefix (generateApiKey, the demo keys).
- * Anything else (a no-break space, say) is a key that does not exist, refused without a lookup (D-4, D-13).
- */
+/** What a key can be (generateApiKey, the demo keys); anything else is refused without a lookup (D-4, D-13). */
 export const API_KEY_FORMAT = /^[A-Za-z0-9_]+$/;
 
 /** `pk_live_` + 32 random base62 characters (D-4), from the CSPRNG. */
@@ -28,16 +25,12 @@ export function generateApiKey(): string {
   return `pk_live_${body}`;
 }
 
-/**
- * An expiry as the keys CLI takes it, in KST (D-5): a day (`2027-06-30`, the key works through its end) or
- * a time (`2027-06-30T12:00[:SS]`, KST unless it carries an offset). Impossible days and hours are refused.
- */
+/** An expiry in KST (D-5): a day (the key works through its end) or a time, KST unless it carries an offset. */
 export function parseExpiry(text: string): Date {
   const match = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:\d{2})?)?$/.exec(text);
   const [, day, hours, minutes, seconds = '00', offset = '+09:00'] = match ?? [];
-  if (!day || !isCalendarDay(day)) {
+  if (!day || !isCalendarDay(day))
     throw new Error(`not a day (YYYY-MM-DD) or a time (YYYY-MM-DDTHH:MM[:SS][offset]): ${text}`);
-  }
   if (hours === undefined) return kstDayStart(addDays(day, 1));
   if (
     Number(hours) > 23 ||

@@ -1,8 +1,4 @@
-/**
- * The request pool's acquire timeout (D-21), which postgres.js lacks: a call holds one of `size` slots (one
- * per connection) for its database work, waiting at most `waitMs` (else PoolBusyError). A slot comes back
- * when the work settles, or after `holdMs` at most, so work stuck on a dead connection cannot keep it.
- */
+/** The acquire timeout postgres.js lacks (D-21); `holdMs` frees a slot whose work is stuck on a dead connection. */
 export class PoolSlots {
   private free: number;
   private readonly waiting: (() => void)[] = [];

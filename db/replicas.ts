@@ -97,10 +97,7 @@ export class Replicas {
 /** Socket and postgres.js codes of a connection that failed or went away. */
 const CONNECTION_CODES = new Set([...Object.keys(CONNECT_CODES), 'EPIPE']);
 
-/**
- * D-23: `lost` (unreachable or going away), `conflict` (cancelled by replay) and `behind` (not yet at a
- * cursor's position) rerun on the primary.
- */
+/** D-23: `lost` (unreachable), `conflict` (cancelled by replay) and `behind` (short of a cursor) run on the primary. */
 export function replicaFailureIn(error: unknown): 'lost' | 'conflict' | 'behind' | undefined {
   for (const cause of causeChain(error)) {
     if (cause instanceof ReplicaBehindError) return 'behind';

@@ -4,8 +4,7 @@ import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { writeSnapshot } from '../server/demo';
 
-// `npm run build`: each source file to dist/ as plain JavaScript in the same layout, packages external
-// (D-24); last, the demo's migrated empty cluster (server/demo.ts, D-1).
+// `npm run build`: each source file to dist/ in the same layout, packages external (D-24), then the demo (D-1).
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'dist');

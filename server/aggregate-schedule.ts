@@ -7,7 +7,6 @@ import { metrics } from './metrics';
 
 /** How long after KST midnight the daily run starts: late enough that yesterday's collection has landed. */
 export const RUN_AFTER_MIDNIGHT_MS = 5 * 60 * 1000;
-
 /** How soon a run that found another run under way, or failed, tries again. */
 export const RETRY_MS = 5 * 60 * 1000;
 
@@ -27,16 +26,11 @@ export function nextRunAt(now: Date): Date {
   return today.getTime() > now.getTime() ? today : runOn(addDays(kstToday(now), 1));
 }
 
-/**
- * Runs the daily aggregate (D-6), then prunes the review change feed (D-26), at start and shortly after
- * each KST midnight; a run that did not cover yesterday retries every RETRY_MS. `stop` cancels the timer
- * and waits for a run in progress (D-17).
- */
+/** Runs the daily aggregate (D-6) and prunes the change feed (D-26) after each KST midnight; `stop` waits (D-17). */
 export function scheduleDailyAggregate(deps: Deps): { stop(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
-
   const arm = (delayMs: number) => {
     if (stopped) return;
     timer = setTimeout(() => {
@@ -52,7 +46,6 @@ export function scheduleDailyAggregate(deps: Deps): { stop(): Promise<void> } {
     }, delayMs);
     timer.unref();
   };
-
   arm(0);
   return {
     async stop() {

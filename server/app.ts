@@ -46,21 +46,12 @@ export function createApp(
   app.use(wellFormedRequests);
   // The service answers GET only: any other method, HEAD and OPTIONS included, on any path is 404 (D-12).
   app.use((req, res, next) => (req.method === 'GET' ? next() : sendError(res, 'PARTNER_API_NOT_FOUND')));
-
   // The partner reads first: their paths are no other route's, and each layer passed costs every call.
   app.use(restApi(appRouter, services));
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  // D-20: the answer comes within 1 s, 503 when the database does not answer by then (down or stalled).
-  // D-21: asked on the control client, so a busy or exhausted request pool does not make it 503.
-  // D-23: the primary's; a replica down or lagging only leaves rotation (reads fall back to the primary).
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  // D-20: 503 unless the primary's control client (D-21, D-23) answers within 1 s.
   app.get('/readyz', async (_req, res) => {
-    if (options.draining?.()) {
-      res.status(503).json({ status: 'draining' });
-      return;
-    }
+    if (options.draining?.()) return void res.status(503).json({ status: 'draining' });
     const signal = AbortSignal.any([res.locals.signal as AbortSignal, AbortSignal.timeout(READY_WITHIN_MS)]);
     try {
       await untilAborted(signal, () => services.control.execute(sql`select 1`));
@@ -72,7 +63,6 @@ export function createApp(
   });
 
   app.use(docsRouter(openApiDocument));
-
   // D-18: the SDK's transport, behind the same middleware (key, limit, brand scope) and error codes.
   const trpcTransport = createExpressMiddleware({
     router: appRouter,
@@ -101,10 +91,8 @@ export function createApp(
   app.use('/partner/v1/trpc', (req, res, next) =>
     TRPC_PATH.test(pathOf(req)) ? trpcTransport(req, res, next) : next(),
   );
-
   // Any other path, with or without a key (D-12).
   app.use((_req, res) => sendError(res, 'PARTNER_API_NOT_FOUND'));
-
   // Last resort: nothing unforeseen reaches a response; the cause is logged with the request id.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const access = res.locals.access as AccessRecord | undefined;
@@ -113,16 +101,12 @@ export function createApp(
     if (res.headersSent) return res.end();
     sendError(res, 'PARTNER_API_INTERNAL_ERROR');
   });
-
   return app;
 }
 
 function sendError(res: Response, code: PartnerErrorCode) {
   const access = res.locals.access as AccessRecord | undefined;
-  if (access && access.code === undefined) {
-    access.code = code;
-    access.cause = ERROR_CATALOGUE[code].reason;
-  }
+  if (access && access.code === undefined) Object.assign(access, { code, cause: ERROR_CATALOGUE[code].reason });
   const body = errorEnvelope(code);
   // The same content type as the REST API's answers (express would add a charset).
   res.status(body.status_code).setHeader('Content-Type', 'application/json');
@@ -134,10 +118,7 @@ const TRPC_PATH = /^\/partner\/v1\/trpc\/[A-Za-z]+(\.[A-Za-z]+)*(,[A-Za-z]+(\.[A
 
 const READY_WITHIN_MS = 1_000;
 
-/**
- * D-20: each request's signal, aborted when its deadline passes or its client goes away before the answer
- * (the procedures stop with it, server/trpc.ts); and the response's place among those a drain closes.
- */
+/** D-20: each request's signal, aborted at its deadline or when its client goes; and its place for a drain. */
 function requestLifetime(app: App, deadlineMs: number) {
   return (_req: Request, res: Response, next: NextFunction) => {
     const controller = new AbortController();
@@ -157,10 +138,7 @@ function requestLifetime(app: App, deadlineMs: number) {
   };
 }
 
-/**
- * An HTTP/1.1 request without Host is malformed (RFC 9112 §3.2), and an expectation other than
- * 100-continue is one the server cannot meet (RFC 9110 §10.1.1): 400, in the envelope.
- */
+/** 400 for an HTTP/1.1 request without Host (RFC 9112 §3.2) or an Expect other than 100-continue (RFC 9110 §10.1.1). */
 function wellFormedRequests(req: Request, res: Response, next: NextFunction) {
   const expectation = req.headers.expect;
   const malformed =
@@ -189,8 +167,7 @@ function restApi(router: AppRouter, services: Services) {
       headers: ctx?.responseHeaders,
     }),
   });
-  // The adapter matches paths ignoring case and a trailing slash and resolves dot segments: only a path
-  // that, its segments decoded, is exactly one of the API's reaches it; any other is the app's 404 (D-12).
+  // The adapter ignores case and a trailing slash: only a path exactly one of the API's reaches it (D-12).
   return (req: Request, res: Response, next: NextFunction) => {
     const end = req.url.indexOf('?');
     const path = decodedPath(end === -1 ? req.url : req.url.slice(0, end));
@@ -200,10 +177,7 @@ function restApi(router: AppRouter, services: Services) {
   };
 }
 
-/**
- * The path with %-encoded segments decoded (`chicken%2Dhouse` is `chicken-house`), as the tRPC transport
- * receives them; a segment is decoded only into the URL-safe characters public codes are made of.
- */
+/** The path with segments decoded as the tRPC transport gets them, but only into URL-safe characters. */
 function decodedPath(path: string): string {
   if (!path.includes('%')) return path;
   return path

@@ -25,17 +25,10 @@ function isProxy(entry: string): boolean {
 
 export const configSchema = z
   .object({
-    // Each variable is described in docs/operations.md; the bounds between them are checked below (D-20,
-    // D-21, D-23). Replicas: D-23; metrics and tracing: D-22; TRUST_PROXY: D-14.
+    // Each variable: docs/operations.md (D-14, D-20 to D-23); the bounds between them are checked below.
     DATABASE_URL: optional(url(/^postgres(ql)?$/)),
     DATABASE_REPLICA_URLS: z.preprocess(
-      (value) =>
-        typeof value === 'string'
-          ? value
-              .trim()
-              .split(/\s*,\s*/)
-              .filter(Boolean)
-          : value,
+      (value) => (typeof value === 'string' ? value.split(',').flatMap((item) => item.trim() || []) : value),
       z.array(url(/^postgres(ql)?$/)).default([]),
     ),
     DATABASE_REPLICA_MAX_LAG_MS: integer(100, 600_000, 5_000),

@@ -18,8 +18,7 @@ import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { makeDemoChanges } from '../db/seed/demo-changes';
 import type { Logger } from './logger';
 
-// D-1: without DATABASE_URL, `npm start` serves PGlite in this process with the demo data of D-3. For a
-// first answer within 5 s, the build saves a migrated empty cluster in dist/, named for what made it.
+// D-1: without DATABASE_URL, the demo data (D-3) in PGlite, from a migrated cluster the build saves in dist/.
 
 /** dist/, where the build writes the snapshot; the TypeScript sources (tests, `npm run dev`) read it there too. */
 const DIST = path.resolve(import.meta.dirname, import.meta.filename.endsWith('.ts') ? '../dist' : '..');
@@ -87,10 +86,7 @@ export function demoPidFile(port: number): string {
   return path.join(tmpdir(), `partner-reporting-api-demo-${port}.pid`);
 }
 
-/**
- * The embedded database lives in this process, so `npm run demo:changes` cannot write to it: it sends
- * SIGUSR2, and the demo makes one change of each kind the review change feed sends (D-26).
- */
+/** `npm run demo:changes` cannot write to the embedded database: on its SIGUSR2 the demo makes the changes (D-26). */
 export function acceptDemoChanges(database: DatabaseHandle, log: Logger, port: number): void {
   const file = demoPidFile(port);
   writeFileSync(file, String(process.pid));

@@ -101,10 +101,7 @@ async function sendStatic(req: Request, res: Response, body: StaticBody, type: s
   res.setHeader('Vary', 'Accept-Encoding');
   // One validator per representation, so a cache never serves one encoding for the other.
   res.setHeader('ETag', gzip ? `${body.etag.slice(0, -1)}-gzip"` : body.etag);
-  if (notModified(req, res.getHeader('ETag') as string, body.lastModified)) {
-    res.status(304).end();
-    return;
-  }
+  if (notModified(req, res.getHeader('ETag') as string, body.lastModified)) return void res.status(304).end();
   if (gzip) body.gzipped ??= gzipAsync(body.identity, { level: 9 });
   const bytes = gzip && body.gzipped ? await body.gzipped : body.identity;
   if (gzip) res.setHeader('Content-Encoding', 'gzip');

@@ -2,11 +2,7 @@ import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import { causeChain } from '../db/failure';
 
-/**
- * The error catalogue (partner guide § Errors): every code a response may carry, its HTTP status, the tRPC
- * code that carries it on the tRPC transport (D-18), and the reason the access log gives for it when
- * nothing more precise is known (D-22; never sent). Nothing outside this table reaches a response (D-12).
- */
+/** Every error code (partner guide § Errors, D-12) and the access log's default reason (D-22, never sent). */
 export const ERROR_CATALOGUE = {
   PARTNER_API_INVALID_PARAMETER: { httpStatus: 400, trpcCode: 'BAD_REQUEST', reason: 'a parameter broke its rule' },
   PARTNER_API_KEY_REQUIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'no x-partner-api-key header' },
@@ -18,11 +14,7 @@ export const ERROR_CATALOGUE = {
   PARTNER_API_KEY_INACTIVE: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'the key was revoked' },
   PARTNER_API_KEY_EXPIRED: { httpStatus: 401, trpcCode: 'UNAUTHORIZED', reason: 'the key has expired' },
   PARTNER_API_FORBIDDEN: { httpStatus: 403, trpcCode: 'FORBIDDEN', reason: "the key's partner is deactivated" },
-  PARTNER_API_BRAND_NOT_FOUND: {
-    httpStatus: 404,
-    trpcCode: 'NOT_FOUND',
-    reason: "no such brand in the key's partner",
-  },
+  PARTNER_API_BRAND_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: "no such brand in the key's partner" },
   PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such review in the brand' },
   PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such user in the brand' },
   PARTNER_API_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such path, procedure or method' },
@@ -69,7 +61,7 @@ export function errorEnvelope(code: PartnerErrorCode) {
   return { status: code, status_code: ERROR_CATALOGUE[code].httpStatus, message: ERROR_MESSAGE };
 }
 
-/** The one error class: a TRPCError that knows its partner code, so REST, the tRPC transport and createCaller map it the same way. */
+/** A TRPCError that knows its partner code, so REST, the tRPC transport and createCaller map it alike. */
 export class PartnerApiError extends TRPCError {
   readonly partnerCode: PartnerErrorCode;
   constructor(code: PartnerErrorCode, options?: { cause?: unknown }) {
@@ -85,7 +77,7 @@ export function partnerCodeOf(error: unknown): PartnerErrorCode {
     const code = current.partnerCode;
     if (typeof code === 'string' && code in ERROR_CATALOGUE) return code as PartnerErrorCode;
   }
-  switch (isObject(error) ? error.code : undefined) {
+  switch (typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined) {
     case 'BAD_REQUEST':
     case 'PARSE_ERROR':
       return 'PARTNER_API_INVALID_PARAMETER';
@@ -98,10 +90,6 @@ export function partnerCodeOf(error: unknown): PartnerErrorCode {
     default:
       return 'PARTNER_API_INTERNAL_ERROR';
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
 
 /** The HTTP status any error answers with, on REST and the tRPC transport. */

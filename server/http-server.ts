@@ -37,35 +37,28 @@ function answerRaw(socket: net.Socket, code: PartnerErrorCode, requestId: string
   );
 }
 
-/**
- * The HTTP server around the app, its sockets bounded by Node's own options (D-21); requests Node's parser
- * refuses, CONNECT and unknown expectations answered in the envelope (D-12).
- */
+/** The HTTP server: sockets bounded by Node's options (D-21); parser refusals and CONNECT in the envelope (D-12). */
 export function createHttpServer(
   app: http.RequestListener & Partial<Pick<App, 'inProgress' | 'closing'>>,
   log: Logger,
   bounds: Partial<SocketBounds> = {},
 ): HttpServer {
-  const { MAX_CONNECTIONS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, SEND_TIMEOUT_MS } = {
-    ...parseConfig({}),
-    ...bounds,
-  };
+  const bound = { ...parseConfig({}), ...bounds };
   const server = http.createServer(
     {
       requireHostHeader: false,
-      headersTimeout: HEADERS_TIMEOUT_MS,
+      headersTimeout: bound.HEADERS_TIMEOUT_MS,
       // The API takes no request bodies: the whole request is due when its headers are.
-      requestTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: bound.HEADERS_TIMEOUT_MS,
       connectionsCheckingInterval: CHECK_INTERVAL_MS,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      keepAliveTimeout: bound.KEEP_ALIVE_TIMEOUT_MS,
     },
     app,
   ) as HttpServer;
-  server.maxConnections = MAX_CONNECTIONS;
-  server.timeout = SEND_TIMEOUT_MS;
+  server.maxConnections = bound.MAX_CONNECTIONS;
+  server.timeout = bound.SEND_TIMEOUT_MS;
   // A reset also drops what the kernel holds for a client that does not read (a close leaves it to TCP).
   server.on('timeout', (socket: net.Socket) => socket.resetAndDestroy());
-
   let dropped = 0;
   server.on('drop', () => {
     if (dropped++ > 0) return;
@@ -74,7 +67,6 @@ export function createHttpServer(
       dropped = 0;
     }, 10_000).unref();
   });
-
   server.on('clientError', (error: NodeJS.ErrnoException, socket: net.Socket) => {
     // A timed-out request gets no answer; nor does a connection with a response already under way.
     const answering = [...(app.inProgress ?? [])].some((res) => res.socket === socket && res.headersSent);
@@ -83,8 +75,7 @@ export function createHttpServer(
     log.warn({ requestId, code: error.code, error }, 'request refused by the HTTP parser');
     answerRaw(socket, 'PARTNER_API_INVALID_PARAMETER', requestId);
   });
-  // An expectation Node does not know (not 100-continue) goes to the app, which refuses it in the
-  // envelope; Node's own answer would be a bare 417.
+  // An unknown expectation goes to the app, which refuses it in the envelope (Node would answer a bare 417).
   server.on('checkExpectation', (req, res) => server.emit('request', req, res));
   // CONNECT is no method of the API (D-12): 404 in the envelope, then the connection is closed.
   server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
@@ -93,7 +84,6 @@ export function createHttpServer(
     answerRaw(socket, 'PARTNER_API_NOT_FOUND', requestId);
     socket.setTimeout(2_000, () => socket.destroy());
   });
-
   server.drain = (timeoutMs) =>
     new Promise<boolean>((resolve) => {
       app.closing = true;
@@ -105,8 +95,7 @@ export function createHttpServer(
         server.closeAllConnections();
         resolve(false);
       }, timeoutMs);
-      // net.Server's close: http.Server's would reset a request that reached an idle connection unread;
-      // idle ones are closed a tick later, once such a request is read (and answered with Connection: close).
+      // net.Server's close: http.Server's would reset a request that reached an idle connection unread.
       net.Server.prototype.close.call(server, () => {
         clearTimeout(timer);
         resolve(true);

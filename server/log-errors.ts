@@ -1,10 +1,6 @@
 import { causeChain } from '../db/failure';
 
-/**
- * An error as a log line may hold it (D-22): type, a message without values, code, one short stack and the
- * causes by type and message. Drivers' attachments are dropped (drizzle's message and postgres.js's
- * `parameters` and `detail` quote values); the statement text, placeholders only, is kept.
- */
+/** An error as a log line may hold it (D-22): no values, one short stack; a statement as placeholders only. */
 export function boundedError(value: unknown): unknown {
   if (!isErrorLike(value)) return typeof value === 'string' ? value.slice(0, MAX_MESSAGE) : value;
   const chain = [...causeChain(value)].slice(0, MAX_DEPTH) as ErrorLike[];

@@ -2,9 +2,7 @@ import pino from 'pino';
 import type { Config } from './config';
 import { boundedError } from './log-errors';
 
-// Structured JSON logs, one line an event (D-17, D-22), written by pino (`log.info(fields, msg)`). The API
-// key never passes through here; callers log its display prefix at most. Every `error` field goes through
-// boundedError (server/log-errors.ts): no SQL parameters or partner-supplied text, one stack, a size cap.
+// JSON logs, one line an event (D-17, D-22); never the API key, and every `error` field through boundedError.
 
 export type Logger = Pick<pino.Logger, 'debug' | 'info' | 'warn' | 'error'>;
 

@@ -22,10 +22,8 @@ async function main() {
   logUnhandledRejections(log);
   const started = Date.now();
   // D-22: OpenTelemetry is loaded only when its endpoint is set.
-  const traced = config.OTEL_EXPORTER_OTLP_ENDPOINT
-    ? await startTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT)
-    : undefined;
-
+  const otlp = config.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const traced = otlp ? await startTracing(otlp) : undefined;
   // D-1: without DATABASE_URL, the embedded demo (its module is loaded only then).
   const demo = config.DATABASE_URL ? undefined : await import('./demo');
   // D-20, D-21: the server's connections carry PostgreSQL's statement and lock bounds and a pool of slots.
@@ -54,13 +52,10 @@ async function main() {
   // Started before listening: a replica serves only once a probe has found it a standby close enough.
   await reads?.start();
   // D-14: with REDIS_URL or Upstash the per-key limit is shared by every instance (clients loaded only then).
+  const { perKey } = policies(config.RATE_LIMIT_PER_MINUTE);
   const store =
     config.REDIS_URL || config.UPSTASH_REDIS_REST_URL
-      ? await (await import('./ratelimit/redis')).connectSharedStore(
-          config,
-          policies(config.RATE_LIMIT_PER_MINUTE).perKey,
-          log,
-        )
+      ? await (await import('./ratelimit/redis')).connectSharedStore(config, perKey, log)
       : undefined;
   const services = createServices(config, database.db, log, undefined, store?.limiter, undefined, reads);
   // D-6: every instance schedules the daily aggregate, one of them builds; it writes, so on the primary (D-23).
@@ -79,11 +74,8 @@ async function main() {
     registered.observeDatabase(database);
     registered.observeCaches({ keys: services.rateLimit.keys, brands: services.brands });
     if (reads) registered.observeReplicas(reads);
-    metricsServer = await startMetricsServer(registered.registry, {
-      port: config.METRICS_PORT,
-      host: config.METRICS_HOST ?? config.HOST,
-      log,
-    });
+    const host = config.METRICS_HOST ?? config.HOST;
+    metricsServer = await startMetricsServer(registered.registry, { port: config.METRICS_PORT, host, log });
   }
   let stopping = false;
   const app = createApp(services, {
@@ -110,7 +102,6 @@ async function main() {
   flushLogs();
   demo?.printBanner(base);
   demo?.acceptDemoChanges(database, log, port);
-
   // D-20: stop accepting, answer what is in flight, close the stores within the drain time, exit.
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -137,15 +128,8 @@ async function main() {
       store ? closing('limiter', store.close()) : 'in-process',
       traced ? closing('tracing', traced.shutdown()) : undefined,
     ]);
-    log.info(
-      {
-        drained,
-        database: databaseClosed,
-        limiter: limiterClosed,
-        ms: config.DRAIN_TIMEOUT_MS - remaining(),
-      },
-      'stopped',
-    );
+    const ms = config.DRAIN_TIMEOUT_MS - remaining();
+    log.info({ drained, database: databaseClosed, limiter: limiterClosed, ms }, 'stopped');
     process.exit(drained ? 0 : 1);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -3,15 +3,12 @@ import http from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Logger } from './logger';
 
-/**
- * Prometheus metrics (D-22) on their own listener, off (`metrics` undefined, prom-client not loaded) until
- * enableMetrics(). Labels are bounded: never a path, a key, a partner or an address (docs/operations.md).
- */
+/** Prometheus metrics (D-22), off until enableMetrics(); labels never hold a path, key, partner or address. */
 export type Metrics = ReturnType<typeof createMetrics>;
 
 type PoolStats = { size: number; inUse: number; waiting: number };
 
-/** The things whose state is read when scraped, not counted as it happens. */
+/** What is read when scraped, not counted as it happens. */
 type Sources = {
   slots?: { stats(): PoolStats } | undefined;
   replicas?: { usable(): number };
@@ -115,7 +112,7 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
           this.set({ directory: name }, cache.ageMs() / 1000);
       },
     }),
-    /** The database handle whose pool is reported (its slots, when it has them: postgres.js). */
+    /** The database whose pool is reported (postgres.js has slots). */
     observeDatabase(database: { slots?: { stats(): PoolStats } | undefined }) {
       sources.slots = database.slots;
       for (const { name, gauge } of poolGauges) {
@@ -130,7 +127,6 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
       if (registry.getSingleMetric('partner_api_db_replicas_in_rotation') === undefined)
         registry.registerMetric(replicaGauge);
     },
-    /** The caches whose age is reported, by name. */
     observeCaches(caches: Record<string, { ageMs(): number }>) {
       sources.caches = caches;
     },

@@ -4,8 +4,7 @@ import { TAGS } from '../routers/shared/meta';
 import { ERROR_CATALOGUE, ERROR_DESCRIPTIONS, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
 import { restRoutes } from './routes';
 
-// The OpenAPI document of the REST facade (D-15), generated from the router and finished where the library
-// stops short of what generated clients need. openapi.json (`npm run openapi`) is its output.
+// The REST facade's OpenAPI document (D-15), finished where the library stops short of what clients need.
 
 type Json = Record<string, unknown>;
 type Parameter = { in: string; name: string; description?: string; schema?: Json };
@@ -144,9 +143,7 @@ export function openApiDocument(): OpenAPIObject {
     // Any path or method outside the API is 404 PARTNER_API_NOT_FOUND (D-12): every operation can see it.
     const codes = [...new Set([...(codesByPath.get(path) ?? []), 'PARTNER_API_NOT_FOUND' as const])];
     // A read that takes `cursor` answers a `Link: rel="next"` to the next cursor page (D-19).
-    const cursorPaged = operation.parameters?.some(
-      (parameter) => parameter.in === 'query' && parameter.name === 'cursor',
-    );
+    const cursorPaged = operation.parameters?.some(({ in: place, name }) => place === 'query' && name === 'cursor');
     operation.responses = {
       '200': {
         ...operation.responses?.['200'],
@@ -186,9 +183,8 @@ function finishParameters(operation: Operation) {
     // An example is what "Try it out" fills in: a fixed day would narrow every call to that day.
     delete parameter.schema?.example;
   }
-  if (operation.parameters?.some((parameter) => parameter.in === 'query')) {
+  if (operation.parameters?.some((parameter) => parameter.in === 'query'))
     operation.description = [operation.description, QUERY_RULES].filter(Boolean).join('\n\n');
-  }
 }
 
 /** One schema per error code: the envelope with its status, status_code and message fixed (partner guide § Errors). */
@@ -229,14 +225,8 @@ function errorResponses(codes: PartnerErrorCode[]): Record<string, Json> {
       const examples = Object.fromEntries(
         own.map((code) => [code, { summary: ERROR_DESCRIPTIONS[code], value: errorEnvelope(code) }]),
       );
-      return [
-        String(status),
-        {
-          description: own.join(', '),
-          headers: headersFor(status),
-          content: { 'application/json': { schema, examples } },
-        },
-      ];
+      const content = { 'application/json': { schema, examples } };
+      return [String(status), { description: own.join(', '), headers: headersFor(status), content }];
     }),
   );
 }

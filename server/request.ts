@@ -31,11 +31,7 @@ const MAX_PATH = 200;
 /** The status logged and counted for a request the client abandoned before its answer (nginx's 499). */
 const CLIENT_CLOSED = 499;
 
-/**
- * D-12 request id (the caller's if well-formed) on every response; D-22 one access line a request, written
- * when the response closes (an abandoned one as 499, at info: the client's choice, not a fault), in the
- * request's trace (a valid `traceparent`'s, else a new one). Metrics and tracing take part only when on.
- */
+/** D-12: the request id on every response; D-22: one access line a request, an abandoned one as 499. */
 export function requestIdAndAccessLog(log: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
     const offered = req.get('x-request-id');
@@ -125,30 +121,17 @@ export function httpContext(services: Services, req: Request, res: Response): Re
   });
 }
 
-/**
- * D-12, D-22: a refusal's code and reason go on the access line; an internal error also gets one bounded
- * error line with the request id. The response never carries the cause. A batch keeps its first failure.
- */
+/** D-12, D-22: a refusal's code and reason go on the access line, an internal error also on an error line. */
 export function logFailure(log: Logger, req: Request, error: unknown) {
   const locals = req.res?.locals;
   const access = locals?.access as AccessRecord | undefined;
   if (access?.code !== undefined) return;
   const code = partnerCodeOf(error);
-  if (access) {
-    access.code = code;
-    access.cause = causeOf(error);
+  if (access) Object.assign(access, { code, cause: causeOf(error) });
+  if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned) {
+    const { requestId, traceId, operation } = access ?? {};
+    log.error({ requestId, traceId, operation, code, error }, 'request failed');
   }
-  if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned)
-    log.error(
-      {
-        requestId: access?.requestId,
-        traceId: access?.traceId,
-        operation: access?.operation,
-        code,
-        error,
-      },
-      'request failed',
-    );
 }
 
 /** The path as the client sent it, without the query (express rewrites req.path under a mount). */
@@ -158,7 +141,7 @@ export function pathOf(req: Request) {
 
 type Issue = { path?: PropertyKey[]; code?: string; message?: string };
 
-/** PostgreSQL's own bounds on a statement (D-20, D-21), by SQLSTATE: the rule a failed call ran into. */
+/** PostgreSQL's bounds on a statement (D-20, D-21) by SQLSTATE: the rule a failed call ran into. */
 const DATABASE_BOUNDS: Record<string, string> = {
   '57014': 'the statement ran past statement_timeout',
   '55P03': 'the statement waited past lock_timeout',
@@ -184,8 +167,7 @@ function causeOf(error: unknown): unknown {
   return ERROR_CATALOGUE[partnerCodeOf(error)].reason;
 }
 
-// Conditional requests (D-27): a weak ETag on every 200 of a single call over HTTP, and a 304 without a
-// body when the request's If-None-Match matches it; a 304 gives its call's unit of the limit back.
+// Conditional requests (D-27): a weak ETag on a single call's 200, and a 304 that gives its unit back.
 
 /** A single call over HTTP (REST, or one call on the tRPC transport): its If-None-Match, and its verdict. */
 export type Conditional = {
@@ -194,12 +176,9 @@ export type Conditional = {
   notModified: boolean;
 };
 
-/**
- * The weak ETag of an answer to a partner: a hash of the partner and the answer's JSON, nothing of the
- * server, so a replica and the primary tag equal answers alike, and two partners never share a tag.
- */
-export function entityTag(partnerId: number, answer: unknown): string {
-  // UTF-16 code units as they are: exact, and no UTF-8 encoding pass over a page of Korean text.
+/** A weak ETag of the partner and the answer's JSON only, so every server tags equal answers alike. */
+function entityTag(partnerId: number, answer: unknown): string {
+  // UTF-16 code units as they are: no UTF-8 encoding pass over a page of Korean text.
   const digest = createHash('sha256')
     .update(`${partnerId}:`, 'utf16le')
     .update(JSON.stringify(answer), 'utf16le')
@@ -215,11 +194,7 @@ export function matches(ifNoneMatch: string | undefined, tag: string): boolean {
   return ifNoneMatch.match(/"[^"]*"/g)?.includes(opaque) ?? false;
 }
 
-/**
- * After a single call's answer: its ETag and `Cache-Control: private` (the key travels in a header shared
- * caches do not know). When If-None-Match matches, the answer is a 304 and the call's unit goes back to the
- * key's budget while the key's 304s of the minute are within theirs, so RateLimit-Remaining shows it back.
- */
+/** A single call's ETag and `Cache-Control: private`; a 304 gives its unit back within the 304 budget. */
 export async function answerConditionally(ctx: RequestContext, partner: PartnerScope, answer: unknown) {
   const conditional = ctx.conditional;
   // A call its deadline or client already ended has answered 500 (D-20): there is nothing to tag.

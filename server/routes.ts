@@ -3,11 +3,7 @@ import type { PartnerErrorCode } from './errors';
 type ProcedureMeta = { openapi?: { method: string; path: string }; partnerErrors?: PartnerErrorCode[] };
 type RouterLike = { _def: { procedures: Record<string, unknown> } };
 
-/**
- * The REST routes of a router as its meta declares them, each with an exact pattern (D-12): case-sensitive, no
- * trailing slash, a `{param}` one segment that is not `.` or `..` and has no backslash (URL parsers resolve or
- * rewrite those).
- */
+/** The REST routes, each an exact pattern (D-12): a `{param}` is one segment, not `.` or `..`, no backslash. */
 export function restRoutes(router: RouterLike) {
   return Object.values(router._def.procedures).flatMap((procedure) => {
     const meta = (procedure as { _def: { meta?: ProcedureMeta } })._def.meta;
@@ -15,12 +11,6 @@ export function restRoutes(router: RouterLike) {
     const source = meta.openapi.path
       .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
       .replace(/\{(\w+)\}/g, (_, parameter: string) => `(?<${parameter}>(?!\\.\\.?(?:/|$))[^/\\\\]+)`);
-    return [
-      {
-        path: meta.openapi.path,
-        pattern: new RegExp(`^${source}$`),
-        partnerErrors: meta.partnerErrors ?? [],
-      },
-    ];
+    return [{ path: meta.openapi.path, pattern: new RegExp(`^${source}$`), partnerErrors: meta.partnerErrors ?? [] }];
   });
 }

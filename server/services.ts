@@ -13,7 +13,7 @@ import type { PartnerScope } from './trpc';
 /** What lives as long as the process: built once in main.ts (or a test) and shared by every request. */
 export type Services = {
   db: Db;
-  /** D-21: a client of the same database with its own connections: the caches load through it, /readyz asks it. */
+  /** D-21: the same database on its own connections, for the caches and /readyz. */
   control: Db;
   /** D-21: the slots of `db`'s request pool, one held by each call while it reads (postgres.js only). */
   slots?: PoolSlots | undefined;
@@ -78,10 +78,7 @@ type CacheOptions = {
   clock?: () => number;
 };
 
-/**
- * The process-wide services from the configuration (D-2). With a shared store (server/ratelimit/redis.ts)
- * the per-key limit falls back to this instance's own counter when the store is slow or down (D-14).
- */
+/** The process-wide services (D-2); a shared limit store falls back to a local counter when slow or down (D-14). */
 export function createServices(
   config: Config,
   db: Db,
@@ -99,6 +96,7 @@ export function createServices(
   const local = new MemorySlidingWindow(perKey, clock);
   const notModifiedLocal = new MemorySlidingWindow(perKeyNotModified, clock);
   const notModifiedShared = sharedStore?.withPolicy?.(perKeyNotModified);
+  const keyStates = async () => new Map((await loadApiKeyStates(control)).map((key) => [key.keyHash, key]));
   return {
     db,
     control,
@@ -111,20 +109,13 @@ export function createServices(
       limiter: sharedStore ? new FallbackLimiter(sharedStore, local, log) : local,
       refused: new MemorySlidingWindow(perAddressRefused, clock),
       notModified: notModifiedShared ? new FallbackLimiter(notModifiedShared, notModifiedLocal, log) : notModifiedLocal,
-      keys: new RefreshingCache(
-        async () => new Map((await loadApiKeyStates(control)).map((key) => [key.keyHash, key])),
-        caches,
-      ),
+      keys: new RefreshingCache(keyStates, caches),
     },
     brands: new RefreshingCache(() => loadBrandScopes(control), caches),
   };
 }
 
-/**
- * A small table (every key's state, every brand) held in memory and reloaded whole, at most `maxAgeMs` old,
- * so a lookup costs no round trip (D-14, D-20). Single-flight loads at least `minIntervalMs` apart serve
- * names not held, so a flood of unknown names costs one small query per interval (docs/operations.md).
- */
+/** A small table in memory, reloaded whole (D-14, D-20); misses share loads at most one per `minIntervalMs`. */
 export class RefreshingCache<Entry> {
   private entries = new Map<string, Entry>();
   /** When the load whose result is held started; -∞ before the first. */

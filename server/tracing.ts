@@ -1,10 +1,7 @@
 import type * as Api from '@opentelemetry/api';
 import type { TraceParent } from './request';
 
-/**
- * OpenTelemetry tracing (D-22), loaded only when OTEL_EXPORTER_OTLP_ENDPOINT is set (until then `tracing` is
- * undefined), its spans made by hand: ESM auto-instrumentation patches modules at load (docs/operations.md).
- */
+/** OpenTelemetry (D-22), loaded only when configured; spans by hand (ESM auto-instrumentation: docs/operations.md). */
 export type Tracing = {
   startHttpSpan(method: string, parent: TraceParent | undefined): HttpSpan;
   /** Runs `work` (the rest of the request) with the span as the active one, so later spans are its children. */
@@ -39,14 +36,11 @@ export async function startTracing(endpoint: string): Promise<Tracing> {
     resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
   });
-  // The AsyncLocalStorage context manager: a span started inside `context.with` is the parent of what
-  // the request does later, across awaits.
+  // The AsyncLocalStorage context manager: a span entered with `context.with` parents later work, across awaits.
   provider.register();
   const tracer = provider.getTracer(SERVICE_NAME);
   const { SpanKind, SpanStatusCode, ROOT_CONTEXT } = api;
-
   const failed = (span: Api.Span) => span.setStatus({ code: SpanStatusCode.ERROR });
-
   const started: Tracing = {
     startHttpSpan(method, parent) {
       const parentContext = parent
@@ -57,16 +51,11 @@ export async function startTracing(endpoint: string): Promise<Tracing> {
             isRemote: true,
           })
         : ROOT_CONTEXT;
-      const span = tracer.startSpan(
-        method,
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
-        parentContext,
-      );
+      const attributes = { 'http.request.method': method };
+      const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parentContext);
       return { span, context: api.trace.setSpan(parentContext, span), traceId: span.spanContext().traceId, method };
     },
-    runInSpan(span, work) {
-      api.context.with(span.context, work);
-    },
+    runInSpan: (span, work) => api.context.with(span.context, work),
     endHttpSpan({ span, method }, operation, status) {
       span.updateName(`${method} ${operation}`);
       span.setAttribute('http.response.status_code', status);
@@ -88,9 +77,7 @@ export async function startTracing(endpoint: string): Promise<Tracing> {
         }
       });
     },
-    async flush() {
-      await provider.forceFlush();
-    },
+    flush: () => provider.forceFlush(),
     async shutdown() {
       if (tracing === started) tracing = undefined;
       await provider.shutdown();

@@ -15,8 +15,7 @@ import { answerConditionally } from './request';
 import type { RequestContext } from './services';
 import { tracing } from './tracing';
 
-// Every error leaves through this formatter: tRPC's shape stays (the SDK's client needs it) with the fixed
-// message, no stack, and the partner envelope under `data`, which REST sends as the whole body.
+// Every error leaves here: tRPC's shape (the SDK needs it) with the partner envelope under `data` for REST.
 const t = initTRPC
   .context<RequestContext>()
   .meta<OpenApiMeta>()
@@ -34,16 +33,11 @@ const t = initTRPC
   });
 
 export const createCallerFactory = t.createCallerFactory;
-
 export const router = t.router;
 
-// The order of D-13 is the order of the chain: key (401/403), rate limit (429), parameters (400, the
-// operation's .input), brand (404), then the operation's own resource (404).
+// The chain follows D-13: key (401/403), rate limit (429), parameters (400), brand (404), the resource (404).
 
-/**
- * D-21, D-23: a call reads from one server, a usable replica else the primary, holding a slot of its pool.
- * A call its replica failed (or whose pool was full) runs once more on the primary (reads are idempotent).
- */
+/** D-21, D-23: one server per call, a usable replica else the primary; a replica's failure retries on the primary. */
 async function onOneServer<R extends { ok: boolean; error?: unknown }>(
   ctx: RequestContext,
   run: (db: Db) => Promise<R>,
@@ -69,10 +63,7 @@ async function onOneServer<R extends { ok: boolean; error?: unknown }>(
 
 const holding = <T>(slots: PoolSlots | undefined, work: () => Promise<T>) => (slots ? slots.run(work) : work());
 
-/**
- * Waits for `work` until `signal` aborts (D-20: a request's deadline, or its client gone), then rejects
- * with the signal's reason. The work is not stopped: a statement runs out under statement_timeout.
- */
+/** Waits for `work` until `signal` aborts (D-20); the work runs on, a statement until statement_timeout. */
 export function untilAborted<T>(signal: AbortSignal, work: () => PromiseLike<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const abort = () => reject(new Error('aborted', { cause: signal.reason }));
@@ -93,12 +84,7 @@ export type PartnerScope = {
   counted: { identifier: string; decision: RateLimitDecision };
 };
 
-/**
- * The key check (D-13) and the per-key limit (D-14) for `calls` calls presented with one key, once for
- * them all: REST and createCaller check one call inside the procedure; the tRPC transport checks a whole
- * batch before any of it runs (D-20), so a batch of n costs one key check and counts n, or is refused
- * whole. Refusals throw the partner error; the rate-limit headers go on `ctx.responseHeaders` either way.
- */
+/** The key check (D-13) and per-key limit (D-14) for `calls` calls: a tRPC batch is checked before it runs (D-20). */
 export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Promise<PartnerScope> {
   const { keys, refused, policy, limiter } = ctx.rateLimit;
   const arrivedAt = keys.now();
@@ -117,8 +103,7 @@ export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Prom
 
   let key = keyHash && wellFormed ? await keys.get(keyHash) : undefined;
   if (refusal(key)) {
-    // D-14: a call whose key the cache does not hold as valid counts against its address first, before
-    // any lookup; the lookup (a reload after its arrival) is shared by every such call.
+    // D-14: a key the cache does not hold as valid counts against its address before the (shared) reload.
     const guard = await refused.limit(ctx.clientAddress);
     metrics?.guardDecisions.inc({ decision: guard.success ? 'admitted' : 'refused' });
     if (keyHash && wellFormed && !key) key = await keys.reloaded(keyHash, arrivedAt);
@@ -134,7 +119,6 @@ export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Prom
   }
   if (!key || !keyHash) throw new PartnerApiError('PARTNER_API_INTERNAL_ERROR');
   noteKey(ctx, key);
-
   // Keyed on the key's hash, not its row id: unique across deployments that share one Redis.
   const identifier = `key:${keyHash}`;
   const decision = await limiter.limit(identifier, calls);
@@ -146,16 +130,10 @@ export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Prom
 
 /** D-22: who is calling, for the access line: the key's partner and its display prefix (D-4), never the key. */
 function noteKey(ctx: RequestContext, key: ApiKeyState) {
-  if (!ctx.access) return;
-  ctx.access.partnerId = key.partnerId;
-  ctx.access.keyPrefix = key.displayPrefix;
+  if (ctx.access) Object.assign(ctx.access, { partnerId: key.partnerId, keyPrefix: key.displayPrefix });
 }
 
-/**
- * A read of the key's partner: authenticated and rate limited (D-13, D-14), unless its transport checked
- * the whole batch already. Its procedure names the request's operation (D-22), and it answers the 500
- * envelope once the request's signal aborts (D-20), whatever a stalled store is doing.
- */
+/** A read of the key's partner (D-13, D-14), naming the operation (D-22), 500 once the signal aborts (D-20). */
 export const partnerProcedure = t.procedure.use(({ ctx, path, next }) => {
   if (ctx.access) ctx.access.operation ??= path;
   const call = async () => {
@@ -185,10 +163,7 @@ export type ParameterIssues = { addIssue(issue: { code: 'custom'; message: strin
 /** What a rule across parameters judges: the operation's parameters, parsed, with the path's brand_code. */
 export type BrandParameters<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>> & { brand_code: string };
 
-/**
- * What a rule across parameters may depend on besides them: the request's KST "today" (D-5), for defaults,
- * and the key's partner, which a cursor is bound to (D-26).
- */
+/** Besides the parameters, a rule may use the KST "today" (D-5) and the partner a cursor is bound to (D-26). */
 export type CallFacts = { today: string; partnerId: number };
 
 /** A read inside one brand of the key's partner: parameters first (400 before 404, D-13), then the brand. */
@@ -214,11 +189,7 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
   });
 }
 
-/**
- * The brand a path names, only if it belongs to the partner: foreign and missing are the same (partner guide
- * § Authentication). A brand the cache does not hold under this partner waits for a load that started after
- * the call, so one added or moved a moment ago is found; a code no brand can have is missing at once.
- */
+/** The path's brand if the partner's (foreign is missing); a miss waits for a load that started after the call. */
 async function brandInScope(ctx: RequestContext, partnerId: number, brandCode: string) {
   if (!PUBLIC_CODE.test(brandCode)) return undefined;
   const arrivedAt = ctx.brands.now();

@@ -38,7 +38,6 @@ export async function insertApiKey(
   return row;
 }
 
-/** Every key with its partner's name and state, by partner then id. */
 export function listApiKeys(db: Db) {
   return db
     .select({
@@ -72,15 +71,13 @@ export async function setApiKeyExpiry(db: Db, id: number, expiresAt: Date | null
   return rows.length > 0;
 }
 
-// Partner and brand administration, for the partners and brands CLIs: what a fresh database needs before
-// its first key.
+// Partner and brand administration, for the partners and brands CLIs.
 
 export async function createPartner(db: Db, name: string) {
   const [row] = await db.insert(partners).values({ name }).returning({ id: partners.id, name: partners.name });
   return row;
 }
 
-/** Every partner with its state and its number of brands and keys. */
 export function listPartners(db: Db) {
   return db
     .select({
@@ -112,7 +109,6 @@ export async function createBrand(db: Db, brand: { partnerId: number; brandCode:
   return row;
 }
 
-/** Every brand with its partner's name, by partner then code. */
 export function listBrands(db: Db) {
   return db
     .select({ code: brands.brandCode, name: brands.displayName, partner: partners.name })

@@ -8,20 +8,14 @@ import type { CriticalRange } from './reviews/rules';
 /** A brand as every brand query takes it (tenancy): its row id, and the code its path names. */
 export type BrandScope = { id: number; brandCode: string };
 
-/**
- * A brand as the brand cache (server/services.ts) holds it: its scope, its partner, its dissatisfaction
- * range (D-7: a review read takes it from here, on a replica too, D-23), and the fields of GET /brands.
- */
+/** A brand as the brand cache holds it; a review read takes its range (D-7) from here, on a replica too (D-23). */
 export type BrandEntry = BrandScope & {
   partnerId: number;
   criticalRange: CriticalRange;
   listed: { brand_code: string; display_name: string; created_at: string };
 };
 
-/**
- * Every brand by its code (unique across partners), for the brand cache, which resolves a path's
- * brand_code and answers GET /brands without a round trip. In the list order of D-9, which the map keeps.
- */
+/** Every brand by its code, for the brand cache, in the list order of D-9 (which the map keeps). */
 export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> {
   const rows = await db
     .select({

@@ -13,10 +13,7 @@ export async function paginate<T>(
   return { items: rows.slice(0, limit), page, limit, has_next: rows.length > limit };
 }
 
-/**
- * A LIMIT in the statement's text, not a parameter: PostgreSQL plans a LIMIT parameter as a tenth of the
- * rows, so a prepared statement never earned a generic plan. test/plans.test.ts holds it to the text.
- */
+/** A LIMIT in the text: PostgreSQL plans a LIMIT parameter as a tenth of the rows (test/plans.test.ts). */
 export function literalLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`not a row count: ${limit}`);
   return sql.raw(String(limit)) as unknown as number;

@@ -40,9 +40,8 @@ export function reportConditions(
 type RunningDaily = PgTable & { shopId: PgColumn; day: PgColumn; runningRows: PgColumn };
 
 /**
- * Each shop's totals over [from, to]: the running value at its last row on or before `to` minus the one
- * before `from`, two primary-key probes per shop. A shop without rows in the range does not appear (D-6).
- * The caller selects FROM `shops`, joins `upTo` and `beforeFrom`, filters by `where` and groups (SUMs add up).
+ * Each shop's totals over [from, to], two primary-key probes per shop; a shop without rows in it does not appear
+ * (D-6). The caller selects FROM `shops`, joins `upTo` and `beforeFrom`, filters by `where` and groups.
  */
 export function shopRangeTotals<Running extends Record<string, PgColumn>>(
   db: Db,

@@ -30,10 +30,8 @@ const dailyTotals = () => ({
 export function listReviewStats(db: Db, brand: BrandScope, filters: ReviewStatsFilters, page: PageRequest) {
   const { group_by } = filters;
   return paginate(async ({ limit, offset }) => {
-    const query = (group_by === 'date' ? byDate(db, brand, filters) : byShop(db, brand, filters))
-      .limit(literalLimit(limit))
-      .offset(offset);
-    const rows = await query;
+    const query = group_by === 'date' ? byDate(db, brand, filters) : byShop(db, brand, filters);
+    const rows = await query.limit(literalLimit(limit)).offset(offset);
     return rows.map((row) => ({
       group_by,
       date: row.date,
@@ -61,23 +59,19 @@ function byDate(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
     .orderBy(desc(day));
 }
 
+const runningTotals = {
+  review_count: daily.runningReviewCount,
+  reply_count: daily.runningReplyCount,
+  one: daily.runningRatingOne,
+  two: daily.runningRatingTwo,
+  three: daily.runningRatingThree,
+  four: daily.runningRatingFour,
+  five: daily.runningRatingFive,
+};
+
 /** group_by=shop or platform: each shop's counts from the running totals (report.ts), then grouped. */
 function byShop(db: Db, brand: BrandScope, filters: ReviewStatsFilters) {
-  const range = shopRangeTotals(
-    db,
-    daily,
-    {
-      review_count: daily.runningReviewCount,
-      reply_count: daily.runningReplyCount,
-      one: daily.runningRatingOne,
-      two: daily.runningRatingTwo,
-      three: daily.runningRatingThree,
-      four: daily.runningRatingFour,
-      five: daily.runningRatingFive,
-    },
-    brand,
-    filters,
-  );
+  const range = shopRangeTotals(db, daily, runningTotals, brand, filters);
   const totals = range.totals;
   const keys = {
     date: NONE,

@@ -46,10 +46,7 @@ export function salesQuery(db: Db, brand: BrandScope, filters: SalesFilters) {
 
 const SHOP_KEYS = { platform_shop_id: NONE, shop_name: NONE, platform: NONE, user_code: NONE, user_name: NONE };
 
-/**
- * group_by=date or week: the aggregate alone (rule 1: weeks start on Monday, end weeks partial). By week,
- * rows are read in week order from the index on mondayOfDay, so a page stops after its weeks.
- */
+/** group_by=date or week: the aggregate alone; by week, read in order from the index on mondayOfDay. */
 function byDay(db: Db, brand: BrandScope, filters: SalesFilters) {
   const byDate = filters.group_by === 'date';
   const key = byDate ? sql<string>`${daily.day}` : mondayOfDay(daily.day);

@@ -40,16 +40,13 @@ export async function findUser(db: Db, brand: BrandScope, userCode: string) {
 
 async function withPlatformAccounts<User extends { id: number; createdAt: Date }>(db: Db, users: User[]) {
   const ids = users.map((user) => user.id);
+  const { userId, platform, status } = platformAccounts;
   const accounts = ids.length
     ? await db
-        .select({
-          userId: platformAccounts.userId,
-          platform: platformAccounts.platform,
-          status: platformAccounts.status,
-        })
+        .select({ userId, platform, status })
         .from(platformAccounts)
-        .where(inArray(platformAccounts.userId, ids))
-        .orderBy(asc(platformAccounts.userId), asc(platformAccounts.platform))
+        .where(inArray(userId, ids))
+        .orderBy(asc(userId), asc(platform))
     : [];
   return users.map(({ id, createdAt, ...user }) => ({
     ...user,

@@ -3,10 +3,7 @@ import { brandRef } from './brands';
 import { instant } from './columns';
 import { brandShopFk, shopRef } from './shops';
 
-/**
- * The daily aggregate (D-6): one row per (shop, KST day) with a review, before today. `running*` are prefix
- * sums per shop in day order, so a range's total is two primary-key probes (db/queries/report.ts).
- */
+/** The daily aggregate (D-6); `running*` are prefix sums per shop, so a range's total is two probes. */
 export const reviewStatsDaily = pgTable(
   'review_stats_daily',
   {
@@ -63,10 +60,7 @@ export const aggregateRuns = pgTable('aggregate_runs', {
   kind: text('kind', { enum: ['full', 'incremental'] }),
 });
 
-/**
- * The change log of the incremental build (D-6), filled by triggers (db/migrations); `day` null: the whole
- * shop. No key on purpose: a writer never waits for the build deleting the rows it claimed.
- */
+/** The incremental build's change log (D-6), filled by triggers; no key, so a writer never waits for the build. */
 export const aggregateChanges = pgTable('aggregate_changes', {
   shopId: integer('shop_id').notNull(),
   day: date('day', { mode: 'string' }),

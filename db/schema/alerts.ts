@@ -41,10 +41,7 @@ export const alertNumbers = pgTable(
   ],
 );
 
-/**
- * A verified number registered to a shop, the alert recipients (rule 2): at most 3, by a slot 1..3 unique
- * per shop; composite keys keep a number and its administrator on their own brand's shops.
- */
+/** A shop's alert recipients: at most 3 (slots 1..3); composite keys keep a number on its own brand's shops. */
 export const shopAlertNumbers = pgTable(
   'shop_alert_numbers',
   {

@@ -17,10 +17,7 @@ export const brands = pgTable(
     /** The dissatisfaction star range (D-7), inclusive, against the rating rounded down (0.5 as 1). */
     criticalStarMin: smallint('critical_star_min').notNull().default(1),
     criticalStarMax: smallint('critical_star_max').notNull().default(2),
-    /**
-     * Bumped when every cursor of the brand's review change feed must start again (D-26): its range changed
-     * (is_critical of many reviews at once), or the reviews or their change record were truncated.
-     */
+    /** Bumped when every cursor of the brand's change feed must start again (D-26): its range changed, say. */
     feedEpoch: integer('feed_epoch').notNull().default(0),
     ...createdAt,
   },
@@ -33,8 +30,6 @@ export const brands = pgTable(
     ),
   ],
 );
-
-export type Brand = typeof brands.$inferSelect;
 
 /** A row's brand: every table of a brand's data carries it, so tenancy is in every key. */
 export const brandRef = () =>

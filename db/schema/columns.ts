@@ -8,8 +8,7 @@ export const createdAt = {
 export const instant = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
- * The format of every public code in a path (brand_code, user_code, review_id): URL-safe, so it stands in
- * a path unencoded. The tables enforce it with CHECK constraints of the same pattern; lookups test it
- * first, so no malformed value (a NUL byte, say) ever reaches the database: it is simply not found.
+ * Every public code in a path: URL-safe, as the tables' CHECK constraints say. Lookups test it first, so no
+ * malformed value (a NUL byte, say) reaches the database: it is simply not found.
  */
 export const PUBLIC_CODE = /^[A-Za-z0-9_-]{1,64}$/;

@@ -30,6 +30,3 @@ export const apiKeys = pgTable(
     check('api_keys_hash_hex', sql`${t.keyHash} ~ '^[0-9a-f]{64}$'`),
   ],
 );
-
-export type Partner = typeof partners.$inferSelect;
-export type ApiKey = typeof apiKeys.$inferSelect;

@@ -3,9 +3,7 @@ import { bigint, bigserial, integer, pgTable, primaryKey, text } from 'drizzle-o
 import { instant } from './columns';
 
 /**
- * The review change feed's record (D-26): one row per review a transaction wrote, noted by triggers on
- * `reviews` and `shops` (migration 0014), so every writer is covered. Ordered by (xid, seq); the feed hands
- * out only positions below the oldest transaction still in flight, so a late commit is never passed over.
+ * The change feed's record (D-26): a row per review a transaction wrote, noted by triggers (migration 0014).
  * No foreign keys: a row outlives the review it names (a removed review is a DELETE).
  */
 export const reviewChanges = pgTable(

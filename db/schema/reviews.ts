@@ -16,10 +16,7 @@ import { createdAt, instant } from './columns';
 import { replyStateEnum } from './enums';
 import { brandShopFk, shopRef } from './shops';
 
-/**
- * A collected review. The rules of D-7 that depend only on the row (`star_bucket`, `is_replied`,
- * `is_handled`) are generated columns, defined once; `is_critical` depends on the brand (rules.ts).
- */
+/** A collected review; D-7's rules on the row alone are generated columns, `is_critical` is in rules.ts. */
 export const reviews = pgTable(
   'reviews',
   {
@@ -67,5 +64,4 @@ export const reviews = pgTable(
   ],
 );
 
-export type Review = typeof reviews.$inferSelect;
 export type NewReview = typeof reviews.$inferInsert;

@@ -35,8 +35,6 @@ export const shops = pgTable(
   ],
 );
 
-export type Shop = typeof shops.$inferSelect;
-
 export const shopRef = () =>
   integer('shop_id')
     .notNull()

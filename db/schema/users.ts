@@ -34,5 +34,3 @@ export const platformAccounts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.platform] })],
 );
-
-export type BrandUser = typeof brandUsers.$inferSelect;

@@ -1,11 +1,9 @@
 import type postgres from 'postgres';
 
 /**
- * Defect: after a statement that failed while sending rows, postgres.js resolves the next statement on
- * that connection with that many leading empty slots (porsager/postgres#1119). Workaround: keep the last
- * `count` entries, through `sql.unsafe()`, which drizzle runs every statement through (not `sql.begin()`:
- * no request uses it). Remove when a postgres.js release carries the fix; test/faults.test.ts "a statement
- * that fails while sending its rows" then passes without this.
+ * Defect: after a statement failed while sending rows, postgres.js gives the next one leading empty slots
+ * (porsager/postgres#1119). Workaround: keep the last `count` rows, in `sql.unsafe()` (drizzle's only path).
+ * Remove when a release fixes it; test/faults.test.ts "a statement that fails while sending its rows" shows it.
  */
 export const writtenFor = { dependency: 'postgres', version: '3.4.9' } as const;
 

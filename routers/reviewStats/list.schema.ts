@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { REVIEW_STATS_GROUP_BY, type ReviewStatsGroupBy } from '../../db/queries/reviewStats';
+import { REVIEW_STATS_GROUP_BY } from '../../db/queries/reviewStats';
 import { envelopeOf, optional, pageOf, pageParams, platformShopIdParam, withDefault } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { rangeParams, reportRowParts } from '../shared/report';
+import { rangeParams, reportRows, shopFields } from '../shared/report';
 import { kstDaySchema, platformSchema } from '../shared/values';
 
 export const listReviewStatsMeta = readOperation({
@@ -40,45 +40,13 @@ const counts = {
       'Review counts per star, by the rating rounded down (4.5 into four, 0.5 into one); reviews without a rating are in none.',
     ),
 };
-const { absent, variant } = reportRowParts<ReviewStatsGroupBy>('ReviewStatsRow', 'review statistics');
+const fields = { group_by: null, date: null, platform_shop_id: null, shop_name: null, platform: null, ...counts };
+const { row, rows } = reportRows(REVIEW_STATS_GROUP_BY, 'ReviewStatsRow', 'review statistics', fields);
 
-/** A review statistics row, one variant per group_by (routers/shared/report.ts). */
-export const reviewStatsRowSchema = z
-  .discriminatedUnion('group_by', [
-    z
-      .object({
-        group_by: z.literal('date').describe('Aggregation unit.'),
-        date: kstDaySchema.describe('Aggregation day (KST).'),
-        platform_shop_id: absent('date'),
-        shop_name: absent('date'),
-        platform: absent('date'),
-        ...counts,
-      })
-      .meta(variant('date')),
-    z
-      .object({
-        group_by: z.literal('shop').describe('Aggregation unit.'),
-        date: absent('shop'),
-        platform_shop_id: z.string().describe('Platform-side shop id.'),
-        shop_name: z.string().describe('Shop name.'),
-        platform: platformSchema,
-        ...counts,
-      })
-      .meta(variant('shop')),
-    z
-      .object({
-        group_by: z.literal('platform').describe('Aggregation unit.'),
-        date: absent('platform'),
-        platform_shop_id: absent('platform'),
-        shop_name: absent('platform'),
-        platform: platformSchema,
-        ...counts,
-      })
-      .meta(variant('platform')),
-  ])
-  .meta({
-    id: 'ReviewStatsRow',
-    description: 'A review statistics row: its group_by says which fields are filled, the others are null.',
-  });
+export const reviewStatsRowSchema = rows([
+  row('date', { date: kstDaySchema.describe('Aggregation day (KST).') }),
+  row('shop', { ...shopFields, platform: platformSchema }),
+  row('platform', { platform: platformSchema }),
+]);
 
 export const listReviewStatsOutput = envelopeOf(pageOf(reviewStatsRowSchema));

@@ -9,10 +9,6 @@ export const list = brandProcedure(listReviewStatsParams, rangeInOrder)
   .output(listReviewStatsOutput)
   .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
     const range = resolveRange({ from, to }, ctx.today);
-    return success(
-      pageOfVariants(
-        reviewStatsRowSchema,
-        await listReviewStats(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit }),
-      ),
-    );
+    const rows = await listReviewStats(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit });
+    return success(pageOfVariants(reviewStatsRowSchema, rows));
   });

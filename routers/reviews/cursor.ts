@@ -4,8 +4,7 @@ import type { ReviewFilters, ReviewPosition } from '../../db/queries/reviews';
 import { PUBLIC_CODE } from '../../db/schema/columns';
 import { PartnerApiError } from '../../server/errors';
 
-// D-19 cursor pages: base64url of [seconds, review_id, fingerprint of brand and filters]. Not signed: a
-// forged position reads nothing the same key could not read with page/limit.
+// D-19: base64url of [seconds, review_id, fingerprint]; not signed, as a forged one reads nothing page/limit can't.
 
 /** The characters of base64url without padding: anything else is malformed before it is decoded. */
 export const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,200}$/;
@@ -38,7 +37,6 @@ export function encodeCursor(position: ReviewPosition, scope: CursorScope): stri
   return encodePayload([Math.floor(position.writtenAt.getTime() / 1000), position.reviewCode, fingerprint(scope)]);
 }
 
-/** A cursor's text: its payload as JSON in base64url. */
 export function encodePayload(payload: unknown): string {
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
@@ -70,9 +68,8 @@ export function decodeCursor(
 
 export function cursorPosition(cursor: string, scope: CursorScope): ReviewPosition {
   const decoded = decodeCursor(cursor, scope);
-  if ('refused' in decoded) {
+  if ('refused' in decoded)
     throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(`cursor ${decoded.refused}`) });
-  }
   return decoded.position;
 }
 

@@ -17,11 +17,8 @@ import { platformSchema } from '../shared/values';
 import { CURSOR_TEXT, decodeCursor } from './cursor';
 import { reviewSchema } from './review.schema';
 
-/** The REST path of the list, also the target of the D-19 `Link: rel="next"`. */
-export const LIST_REVIEWS_PATH = '/partner/v1/brands/{brand_code}/reviews';
-
 export const listReviewsMeta = readOperation({
-  path: LIST_REVIEWS_PATH,
+  path: '/partner/v1/brands/{brand_code}/reviews',
   summary: 'List reviews of a brand',
   description:
     'Reviews of all shops of the brand, newest first, read in real time from collected reviews. ' +
@@ -62,9 +59,8 @@ export function listReviewsCheck(
   issues: Parameters<typeof daysInOrder>[1],
 ) {
   daysInOrder(input, issues);
-  if (input.rating_min !== undefined && input.rating_max !== undefined && input.rating_min > input.rating_max) {
+  if (input.rating_min !== undefined && input.rating_max !== undefined && input.rating_min > input.rating_max)
     issues.addIssue({ code: 'custom', message: 'rating_min is above rating_max', path: ['rating_min'] });
-  }
   // The path's brand_code comes with the parameters: a cursor is bound to it too.
   const { cursor, page, limit: _limit, brand_code: brandCode, ...filters } = input;
   if (cursor === undefined) return;

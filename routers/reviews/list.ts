@@ -2,13 +2,7 @@ import { listReviews } from '../../db/queries/reviews';
 import { brandProcedure } from '../../server/trpc';
 import { success } from '../shared/contract';
 import { cursorPosition, encodeCursor, nextPageLink } from './cursor';
-import {
-  LIST_REVIEWS_PATH,
-  listReviewsCheck,
-  listReviewsMeta,
-  listReviewsOutput,
-  listReviewsParams,
-} from './list.schema';
+import { listReviewsCheck, listReviewsMeta, listReviewsOutput, listReviewsParams } from './list.schema';
 
 /** GET /partner/v1/brands/{brand_code}/reviews (partner guide § List reviews of a brand), with cursor pages (D-19). */
 export const list = brandProcedure(listReviewsParams, listReviewsCheck)
@@ -21,7 +15,7 @@ export const list = brandProcedure(listReviewsParams, listReviewsCheck)
     const last = data.items.at(-1);
     if (data.has_next && last) {
       const next = encodeCursor({ writtenAt: new Date(last.date), reviewCode: last.review_id }, scope);
-      ctx.responseHeaders.Link = nextPageLink(LIST_REVIEWS_PATH, scope, limit, next);
+      ctx.responseHeaders.Link = nextPageLink(listReviewsMeta.openapi.path, scope, limit, next);
     }
     return success(data);
   });

@@ -33,5 +33,3 @@ export const reviewSchema = z
     is_handled: z.boolean().describe('A reply was posted or a negative-review alert was sent.'),
   })
   .meta({ id: 'Review' });
-
-export type Review = z.output<typeof reviewSchema>;

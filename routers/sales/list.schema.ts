@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { SALES_GROUP_BY, type SalesGroupBy } from '../../db/queries/sales';
+import { SALES_GROUP_BY } from '../../db/queries/sales';
 import { envelopeOf, optional, pageOf, pageParams, platformShopIdParam, withDefault } from '../shared/contract';
 import { readOperation } from '../shared/meta';
-import { rangeParams, reportRowParts } from '../shared/report';
+import { rangeParams, reportRows, shopFields } from '../shared/report';
 import { kstDaySchema, salesPlatformSchema } from '../shared/values';
 import { embeddedUserSchema } from '../shops/list.schema';
 
@@ -35,78 +35,33 @@ export const listSalesParams = {
   ...pageParams,
 };
 
-const salesAmount = z.number().int().min(0).describe('Summed sales of the period, in won.');
-const { absent, variant } = reportRowParts<SalesGroupBy>('SalesRow', 'sales');
+const { row, rows } = reportRows(SALES_GROUP_BY, 'SalesRow', 'sales', {
+  group_by: null,
+  date: null,
+  week_start: null,
+  platform_shop_id: null,
+  shop_name: null,
+  platform: null,
+  user: null,
+  sales_amount: z.number().int().min(0).describe('Summed sales of the period, in won.'),
+});
 
-/** A sales row (partner guide § Sales), one variant per group_by (routers/shared/report.ts). */
-export const salesRowSchema = z
-  .discriminatedUnion('group_by', [
-    z
-      .object({
-        group_by: z.literal('shop').describe('Aggregation unit.'),
-        date: absent('shop'),
-        week_start: absent('shop'),
-        platform_shop_id: z.string().describe('Platform-side shop id.'),
-        shop_name: z.string().describe('Shop name.'),
-        platform: salesPlatformSchema,
-        user: embeddedUserSchema.nullable().describe("The shop's brand user; null for a shop without one."),
-        sales_amount: salesAmount,
-      })
-      .meta(variant('shop')),
-    z
-      .object({
-        group_by: z.literal('platform').describe('Aggregation unit.'),
-        date: absent('platform'),
-        week_start: absent('platform'),
-        platform_shop_id: absent('platform'),
-        shop_name: absent('platform'),
-        platform: salesPlatformSchema,
-        user: absent('platform'),
-        sales_amount: salesAmount,
-      })
-      .meta(variant('platform')),
-    z
-      .object({
-        group_by: z.literal('user').describe('Aggregation unit.'),
-        date: absent('user'),
-        week_start: absent('user'),
-        platform_shop_id: absent('user'),
-        shop_name: absent('user'),
-        platform: absent('user'),
-        user: embeddedUserSchema
-          .nullable()
-          .describe('The brand user of the group; null for the group of the shops without a user (D-10).'),
-        sales_amount: salesAmount,
-      })
-      .meta(variant('user')),
-    z
-      .object({
-        group_by: z.literal('date').describe('Aggregation unit.'),
-        date: kstDaySchema.describe('Aggregation day (KST).'),
-        week_start: absent('date'),
-        platform_shop_id: absent('date'),
-        shop_name: absent('date'),
-        platform: absent('date'),
-        user: absent('date'),
-        sales_amount: salesAmount,
-      })
-      .meta(variant('date')),
-    z
-      .object({
-        group_by: z.literal('week').describe('Aggregation unit.'),
-        date: absent('week'),
-        week_start: kstDaySchema.describe('Monday of the week (KST). Only days inside the range are summed.'),
-        platform_shop_id: absent('week'),
-        shop_name: absent('week'),
-        platform: absent('week'),
-        user: absent('week'),
-        sales_amount: salesAmount,
-      })
-      .meta(variant('week')),
-  ])
-  .meta({
-    id: 'SalesRow',
-    description: 'A sales row: its group_by says which fields are filled, the others are null.',
-  });
+export const salesRowSchema = rows([
+  row('shop', {
+    ...shopFields,
+    platform: salesPlatformSchema,
+    user: embeddedUserSchema.nullable().describe("The shop's brand user; null for a shop without one."),
+  }),
+  row('platform', { platform: salesPlatformSchema }),
+  row('user', {
+    user: embeddedUserSchema
+      .nullable()
+      .describe('The brand user of the group; null for the group of the shops without a user (D-10).'),
+  }),
+  row('date', { date: kstDaySchema.describe('Aggregation day (KST).') }),
+  row('week', {
+    week_start: kstDaySchema.describe('Monday of the week (KST). Only days inside the range are summed.'),
+  }),
+]);
 
 export const listSalesOutput = envelopeOf(pageOf(salesRowSchema));

@@ -9,7 +9,6 @@ export const list = brandProcedure(listSalesParams, rangeInOrder)
   .output(listSalesOutput)
   .query(async ({ ctx, input: { brand_code: _brand, page, limit, from, to, ...filters } }) => {
     const range = resolveRange({ from, to }, ctx.today);
-    return success(
-      pageOfVariants(salesRowSchema, await listSales(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit })),
-    );
+    const rows = await listSales(ctx.db, ctx.brand, { ...filters, ...range }, { page, limit });
+    return success(pageOfVariants(salesRowSchema, rows));
   });

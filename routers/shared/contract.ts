@@ -4,9 +4,8 @@ import type { ParameterIssues } from '../../server/trpc';
 
 // What every operation's contract is built from: its query parameters, its page, and the success envelope.
 
-// Query-string parameters (D-11): each helper accepts a string (REST) or a typed value (tRPC), exactly.
-// They are z.preprocess pipes because trpc-to-openapi rewrites plain z.number()/z.boolean() into coercing
-// ones ("false" → true); a repeated parameter (an array) fails every helper, and empty counts as absent.
+// Query parameters (D-11) take a string (REST) or a typed value (tRPC); z.preprocess, as trpc-to-openapi would
+// rewrite plain z.number()/z.boolean() into coercing ones ("false" → true).
 
 type Raw<T> = T | string | undefined;
 
@@ -66,9 +65,8 @@ export function withDefault<T extends z.ZodType>(schema: T, fallback: z.output<T
 
 /** `from` later than `to` is 400 on every endpoint that takes both (D-11). Days compare as text. */
 export function daysInOrder(input: { from?: string | undefined; to?: string | undefined }, issues: ParameterIssues) {
-  if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
+  if (input.from !== undefined && input.to !== undefined && input.from > input.to)
     issues.addIssue({ code: 'custom', message: 'from is later than to', path: ['from'] });
-  }
 }
 
 export function platformShopIdParam() {
@@ -94,16 +92,10 @@ export function pageOf<T extends z.ZodType>(item: T) {
   });
 }
 
-// The success envelope (partner guide § Responses): procedures return through `success`, so REST, tRPC and
-// createCaller all see the same body, and the OpenAPI 200 response describes it. (Errors: server/errors.ts.)
+// The success envelope (partner guide § Responses): every procedure returns through `success`.
 
 export function envelopeOf<T extends z.ZodType>(data: T) {
-  return z.object({
-    status: z.literal('SUCCESS'),
-    status_code: z.literal(200),
-    message: z.literal('OK'),
-    data,
-  });
+  return z.object({ status: z.literal('SUCCESS'), status_code: z.literal(200), message: z.literal('OK'), data });
 }
 
 export function success<T>(data: T) {

@@ -29,7 +29,7 @@ export function readOperation(operation: {
   description?: string;
   tag: keyof typeof TAGS;
   errors?: PartnerErrorCode[];
-}): OpenApiMeta & { partnerErrors: PartnerErrorCode[] } {
+}): OpenApiMeta & Required<Pick<OpenApiMeta, 'openapi'>> & { partnerErrors: PartnerErrorCode[] } {
   const { path, summary, description, tag, errors = [] } = operation;
   return {
     openapi: { method: 'GET', path, summary, description, tags: [tag], protect: true },

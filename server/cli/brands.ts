@@ -16,16 +16,13 @@ const OPTIONS = { partner: { type: 'string' }, code: { type: 'string' }, name: {
 
 runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
   const [command] = positionals;
-  if (command !== 'create' && command !== 'list') {
+  if (command !== 'create' && command !== 'list')
     throw new UsageError(command ? `unknown command: ${command}` : 'a command is required');
-  }
   if (command === 'create') {
-    if (!values.partner || !values.code || !values.name?.trim()) {
+    if (!values.partner || !values.code || !values.name?.trim())
       throw new UsageError('create needs --partner NAME --code CODE --name DISPLAY_NAME');
-    }
-    if (!PUBLIC_CODE.test(values.code)) {
+    if (!PUBLIC_CODE.test(values.code))
       throw new UsageError(`not a brand code (1 to 64 of A-Z a-z 0-9 - _): ${values.code}`);
-    }
   }
 
   await withConfiguredDatabase(async (database) => {

@@ -23,11 +23,7 @@ const COMMON = {
 /** A usage mistake: one line and a pointer to --help, exit status 2. */
 export class UsageError extends Error {}
 
-/**
- * Runs a command: `--help` prints `usage` and does nothing else; arguments are parsed strictly (an unknown
- * option is a usage error); a failure prints one line (a database failure's cause, where and which database,
- * db/failure.ts) and exits 1, with `--verbose` or LOG_LEVEL=debug also the stack.
- */
+/** Runs a command: `--help` prints `usage`; a failure prints one line (db/failure.ts), `--verbose` the stack. */
 export function runCli<const O extends ParseArgsOptionsConfig>(
   usage: string,
   options: O,

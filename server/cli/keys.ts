@@ -38,9 +38,8 @@ function expiryOf(text: string, force: boolean | undefined): Date {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (when.getTime() <= Date.now() && !force) {
+  if (when.getTime() <= Date.now() && !force)
     throw new UsageError(`${text} (${kstTimestamp(when)}) is in the past: the key would not work; --force to set it`);
-  }
   return when;
 }
 
@@ -53,18 +52,13 @@ function idOf(text: string | undefined): number {
 runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
   const [command, argument] = positionals;
   // Arguments are checked before the database is opened: a usage mistake costs no connection.
-  const expiresAt =
-    command === 'issue' && values.expires
-      ? expiryOf(values.expires, values.force)
-      : command === 'expire' && values.at
-        ? expiryOf(values.at, values.force)
-        : undefined;
+  const expiry = command === 'issue' ? values.expires : command === 'expire' ? values.at : undefined;
+  const expiresAt = expiry ? expiryOf(expiry, values.force) : undefined;
   if (command === 'issue' && !values.partner) throw new UsageError('issue needs --partner NAME');
   if (command === 'expire' && !values.never === !values.at) throw new UsageError('expire needs --at WHEN or --never');
   if (command === 'revoke' || command === 'expire') idOf(argument);
-  if (!['issue', 'list', 'revoke', 'expire'].includes(command ?? '')) {
+  if (!['issue', 'list', 'revoke', 'expire'].includes(command ?? ''))
     throw new UsageError(command ? `unknown command: ${command}` : 'a command is required');
-  }
 
   await withConfiguredDatabase(async ({ db }) => {
     switch (command) {

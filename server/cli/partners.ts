@@ -10,9 +10,8 @@ const USAGE = `usage: npm run partners -- <command>   (on DATABASE_URL)
 
 runCli(USAGE, {}, async ({ positionals }) => {
   const [command, name, ...rest] = positionals;
-  if (!['create', 'list', 'deactivate', 'activate'].includes(command ?? '')) {
+  if (!['create', 'list', 'deactivate', 'activate'].includes(command ?? ''))
     throw new UsageError(command ? `unknown command: ${command}` : 'a command is required');
-  }
   if (command !== 'list' && !name?.trim()) throw new UsageError(`${command} needs the partner's NAME`);
   if (rest.length) throw new UsageError(`one NAME only (quote a name with spaces): ${positionals.slice(1).join(' ')}`);
 
@@ -30,9 +29,8 @@ runCli(USAGE, {}, async ({ positionals }) => {
       const partner = await createPartner(database.db, name as string);
       process.stdout.write(`created partner ${partner?.id}: ${partner?.name}\n`);
     } else {
-      if (!(await setPartnerActive(database.db, name as string, command === 'activate'))) {
+      if (!(await setPartnerActive(database.db, name as string, command === 'activate')))
         throw new Error(`no partner named ${name}`);
-      }
       process.stdout.write(`partner ${name} ${command}d\n`);
     }
   });

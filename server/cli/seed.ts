@@ -17,24 +17,21 @@ runCli(USAGE, OPTIONS, async ({ values }) => {
   await withConfiguredDatabase(async (database) => {
     if (!values['skip-demo']) {
       const summary = await seedDemo(database.db);
-      // The migrations analyzed these tables empty, and autovacuum may be off or a minute away: without
-      // statistics the planner takes a brand's reviews for a few rows, and a short keyword reads them all.
+      // The migrations analyzed these tables empty, and autovacuum may be off or a minute away.
       await database.db.execute(sql`ANALYZE`);
       process.stdout.write(`demo data: ${JSON.stringify(summary)}\n`);
     }
     if (reviews) {
       const started = Date.now();
-      const result = await seedLarge(database.db, { reviews, onProgress: progressBar() });
+      const result = await seedLarge(database.db, { reviews, onProgress: progressBar });
       const seconds = (Date.now() - started) / 1000;
       process.stdout.write(`\n${result.brandCode}: ${result.reviews} reviews in ${seconds.toFixed(1)} s\n`);
     }
   });
 });
 
-function progressBar() {
-  return (done: number, total: number) => {
-    const width = 30;
-    const filled = Math.round((done / total) * width);
-    process.stdout.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} reviews`);
-  };
+function progressBar(done: number, total: number) {
+  const width = 30;
+  const filled = Math.round((done / total) * width);
+  process.stdout.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} reviews`);
 }

@@ -2,11 +2,7 @@ import type { Logger } from '../logger';
 import { metrics } from '../metrics';
 import type { RateLimitDecision, RateLimiter } from './sliding-window';
 
-/**
- * D-14: the shared store is asked first, for at most `timeoutMs`; when it is slow or down the in-process
- * limiter of the same policy judges, and the store is left alone for `cooldownMs`. A call the store counted
- * after its answer was abandoned is refunded, so no call is counted twice.
- */
+/** D-14: the shared store, else for `cooldownMs` the in-process limiter; a late count of the store is refunded. */
 export class FallbackLimiter implements RateLimiter {
   private degraded = false;
   private skipUntil = 0;
@@ -61,10 +57,7 @@ export class FallbackLimiter implements RateLimiter {
     }
   }
 
-  /**
-   * Gives calls back to the store that counted them: a decision of the shared store names its window, one
-   * of the in-process limiter does not. A refund the store has not confirmed within `timeoutMs` is not waited for.
-   */
+  /** Gives calls back to the store that counted them (a shared decision names its window), waiting `timeoutMs`. */
   async refund(identifier: string, calls = 1, counted?: RateLimitDecision): Promise<void> {
     if (counted?.window === undefined) return this.local.refund?.(identifier, calls, counted);
     const given = this.shared.refund?.(identifier, calls, counted).catch((error: unknown) => {

@@ -4,8 +4,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { decide, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from './sliding-window';
 
-// The shared store of D-14: the project's scripts on an @upstash/redis client (over HTTP for Upstash, over
-// node-redis for a plain Redis). @upstash/ratelimit's own script cannot judge a batch atomically (D-14).
+// D-14's shared store: our scripts on @upstash/redis, as @upstash/ratelimit cannot judge a batch atomically.
 
 type NodeRedis = ReturnType<typeof createClient>;
 /** What the limiter needs of @upstash/redis's Script: EVALSHA, falling back to EVAL on NOSCRIPT. */
@@ -28,10 +27,7 @@ export function nodeRedisRequester(client: NodeRedis): Requester {
   };
 }
 
-/**
- * A sliding window in Redis, judged and counted by one script on the store's clock; the script's offsets
- * put the answer on this instance's clock, so the headers hold whatever the clocks' skew.
- */
+/** A sliding window in Redis, judged by one script on the store's clock; its offsets survive the clocks' skew. */
 export class RedisSlidingWindow implements RateLimiter {
   private readonly limitScript: Script<number[]>;
   private readonly refundScript: Script<number>;
@@ -78,17 +74,13 @@ export async function connectSharedStore(
   config: Config,
   policy: RateLimitPolicy,
   log: Logger,
-  /** Key prefix in Redis; one per deployment (tests use their own). */
+  /** One per deployment (tests use their own). */
   prefix = 'partner-api:ratelimit',
-  /** The clock the headers are computed with (the services' clock). */
   clock: () => number = Date.now,
 ): Promise<{ limiter: RateLimiter; close(): Promise<void> } | undefined> {
-  if (config.UPSTASH_REDIS_REST_URL && config.UPSTASH_REDIS_REST_TOKEN) {
-    const redis = new Redis({
-      url: config.UPSTASH_REDIS_REST_URL,
-      token: config.UPSTASH_REDIS_REST_TOKEN,
-      retry: { retries: 1, backoff: () => 50 },
-    });
+  const { UPSTASH_REDIS_REST_URL: url, UPSTASH_REDIS_REST_TOKEN: token } = config;
+  if (url && token) {
+    const redis = new Redis({ url, token, retry: { retries: 1, backoff: () => 50 } });
     return { limiter: new RedisSlidingWindow(redis, policy, prefix, clock), close: async () => {} };
   }
   if (!config.REDIS_URL) return undefined;
@@ -109,15 +101,9 @@ export async function connectSharedStore(
   };
 }
 
-// The Lua scripts of the shared limit (D-14), each one atomic step on the store's clock (TIME). KEYS[1] is
-// one hash per identifier: field = index of a fixed window, value = calls counted in it (the current and
-// the previous window only), so every key a script touches is declared, as Redis Cluster requires.
+// Each script is atomic on the store's clock; KEYS[1] is one hash per identifier, as Redis Cluster requires.
 
-/**
- * Counts ARGV[3] calls if they fit (ARGV[1] calls per ARGV[2] ms), by the rule of sliding-window.ts:
- *   used = floor(previous × (1 − elapsed / window)) + current,  admitted ⟺ used + calls ≤ limit.
- * A refused call writes nothing. Returns {admitted 0|1, current before, previous, elapsed ms, window index}.
- */
+/** Counts ARGV[3] calls if they fit; returns {admitted 0|1, current before, previous, elapsed ms, window index}. */
 const LIMIT_SCRIPT = `
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -141,10 +127,7 @@ redis.call('PEXPIRE', KEYS[1], window * 2 + 1000)
 return {1, current, previous, elapsed, index}
 `;
 
-/**
- * Gives back up to ARGV[2] calls of window ARGV[3] (or of the current window when ARGV[3] is empty;
- * ARGV[1] is the window in ms), never below zero and never creating a count. Returns the calls given back.
- */
+/** Gives back up to ARGV[2] calls of window ARGV[3] (empty: the current one), never creating a count. */
 const REFUND_SCRIPT = `
 local window = tonumber(ARGV[1])
 local field = ARGV[3]

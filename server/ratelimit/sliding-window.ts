@@ -1,5 +1,4 @@
-// The sliding window of D-14: the policies, the rule both stores apply, the in-process store, and the
-// RateLimit headers of a decision.
+// The sliding window of D-14: the policies, the rule both stores apply, the in-process store, the headers.
 
 /** What a limiter answers for one call. Times are milliseconds since the epoch. */
 export type RateLimitDecision = {
@@ -40,10 +39,7 @@ export function policies(perMinute: number) {
 /** The counts of one identifier in the current and the previous fixed window. */
 export type WindowCounts = { windowStart: number; current: number; previous: number };
 
-/**
- * The rule (@upstash/ratelimit's slidingWindow weighting): the calls that count now are
- *   floor(previous × (1 − elapsed fraction of the current window)) + current.
- */
+/** The rule (@upstash/ratelimit's weighting): floor(previous × (1 − elapsed fraction of the window)) + current. */
 export function usedAt(policy: RateLimitPolicy, counts: WindowCounts, now: number): number {
   const fraction = (now - counts.windowStart) / policy.windowMs;
   return Math.floor(counts.previous * (1 - fraction)) + counts.current;
@@ -61,11 +57,7 @@ export function freeAt(policy: RateLimitPolicy, counts: WindowCounts, now: numbe
   return Math.floor(counts.windowStart + windowMs + fraction * windowMs) + 1;
 }
 
-/**
- * The decision for `calls` calls against the counts before them: admitted whole if they fit, else refused
- * whole and counted nothing. `admitted` is the store's own verdict when the store judged (the Redis
- * script applies the same rule). A spent budget says when one call passes again (`retryAt`).
- */
+/** `calls` calls are admitted or refused whole; `admitted` is the store's verdict when the store judged. */
 export function decide(
   policy: RateLimitPolicy,
   before: WindowCounts,
@@ -81,10 +73,7 @@ export function decide(
   return { success: admitted, limit, remaining, reset, retryAt: freeAt(policy, counts, now) };
 }
 
-/**
- * The sliding window in process memory: the current and the previous window's counts in two maps, swapped
- * when the window rolls, so a call costs O(1) and memory holds only identifiers of the last two windows.
- */
+/** The sliding window in memory: two maps of counts, swapped when the window rolls, so a call costs O(1). */
 export class MemorySlidingWindow implements RateLimiter {
   private windowStart = Number.NEGATIVE_INFINITY;
   private current = new Map<string, number>();
@@ -117,16 +106,8 @@ export class MemorySlidingWindow implements RateLimiter {
   }
 }
 
-/**
- * The RateLimit headers of a decision (IETF draft fields). RateLimit-Reset is whole seconds until the
- * window frees a call: with the budget spent, the moment the next call is accepted (a 429's Retry-After);
- * otherwise the end of the current window.
- */
-export function rateLimitHeaders(
-  policy: RateLimitPolicy,
-  decision: RateLimitDecision,
-  now: number,
-): Record<string, string> {
+/** The RateLimit headers (IETF draft); with the budget spent, Reset says when the next call is accepted. */
+export function rateLimitHeaders(policy: RateLimitPolicy, decision: RateLimitDecision, now: number) {
   const until = decision.remaining === 0 ? (decision.retryAt ?? decision.reset) : decision.reset;
   const seconds = secondsUntil(until, now);
   const headers: Record<string, string> = {

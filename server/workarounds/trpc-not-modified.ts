@@ -2,13 +2,8 @@ import type { ServerResponse } from 'node:http';
 import type { Conditional } from '../request';
 
 /**
- * Defect: tRPC answers through a fetch Response, and a Response cannot be a 304 with a body, so a 304 from
- * the transport's responseMeta makes the Response constructor throw and the call answers 500.
- *
- * Workaround: the conditional state of a tRPC call keeps its verdict as the node response's status. tRPC's
- * node adapter keeps a status already set on the response (it replaces only a 200), and Node sends a 304
- * without the body written after it (D-27).
- *
+ * Defect: a 304 from tRPC's responseMeta makes its fetch Response throw (a 304 cannot have a body): a 500.
+ * Workaround: the verdict is the node response's status, which the adapter keeps; Node drops the body (D-27).
  * Remove when: responseMeta can answer 304; test/conditional.test.ts "tRPC transport" shows the answer.
  */
 export const writtenFor = { dependency: '@trpc/server', version: '11.25.2' } as const;

@@ -7,10 +7,7 @@ import type { BrandScope } from '../brands';
 /** A brand's dissatisfaction range (D-7): star buckets from `min` to `max`, both included. */
 export type CriticalRange = { min: number; max: number };
 
-/**
- * The brand a review read is for, with its range as the brand cache holds it (at most 1 s old,
- * server/services.ts), so a read on a replica (D-23) follows a change as a read on the primary does.
- */
+/** A review read's brand, its range from the brand cache, so a replica (D-23) follows a change as the primary. */
 export type ReviewBrand = BrandScope & { criticalRange: CriticalRange };
 
 /** What the critical rule reads of a brand: values, or placeholders of a statement prepared once per shape. */
@@ -29,9 +26,8 @@ export function likePattern(keyword: string): string {
 }
 
 /**
- * keyword (D-8): a case-insensitive substring of the content or of one menu name (the EXISTS keeps a match
- * from spanning two). Under three characters there is no trigram: the grams index of migration 0012 finds
- * candidates first, and the ILIKE stays the exact rule. `brand` must be the one the statement reads.
+ * keyword (D-8): a case-insensitive substring of the content or one menu name; under three characters the grams
+ * index of migration 0012 finds candidates first (no trigram). `brand` must be the one the statement reads.
  */
 export function matchesKeyword(keyword: string, brand: BrandScope['id'] | SQLWrapper): SQL<boolean> {
   const pattern = likePattern(keyword);
