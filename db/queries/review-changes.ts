@@ -65,6 +65,8 @@ function positionOf(db: Db, newWalk: boolean) {
     .leftJoin(reviewChangesPruned, eq(reviewChangesPruned.brandId, brands.id))
     .leftJoin(lastSeen, sql`true`)
     .where(eq(brands.id, brandId))
+    // A LIMIT keeps PostgreSQL from pulling the subquery up into the page: its state is built once, not a row.
+    .limit(literalLimit(1))
     .as('position');
   const fields = {
     state: position.state,
