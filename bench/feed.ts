@@ -13,9 +13,9 @@ import { type FeedPosition, readReviewChanges } from '../db/queries/review-chang
 import * as schema from '../db/schema';
 import { BENCH_BRAND_CODE } from '../db/seed/large';
 import { feedPositionOf } from '../routers/reviews/changes.schema';
-import { cpuSeconds } from './cpu';
+import { cpuSeconds, instructionsDuring } from './cpu';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
-import { type PacedResult, paced } from './paced';
+import { paced } from './paced';
 import { cleanUpOnExit, pgbenchTps, seededDatabase } from './scratch';
 
 // npm run build && npm run bench:feed [-- --reviews N | --reuse DB] [--keep] [--name DB] [--day N]
@@ -169,6 +169,9 @@ async function setFeedTriggers(sql: postgres.Sql, enabled: boolean) {
 }
 
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+const instructionsOf = ({ instructions }: { instructions?: { serverM: number; postgresM: number } | undefined }) =>
+  instructions ? `${instructions.serverM}+${instructions.postgresM} M instructions` : 'no instruction count';
+
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor((sorted.length - 1) / 2)] as number;
@@ -323,24 +326,37 @@ async function main() {
     if (!next) throw new Error('the list has no next page');
     listUrls.push(`${server.base}${next}`);
   }
-  for (const url of [...feedUrls, ...listUrls]) await getJson(url);
-  // CPU per call beside the latency: the server's, and its database's backends'.
+  // Warm, with as many calls at once as the paced runs make, so the server's pool is as large as it gets
+  // before the first run and perf counts every backend from its start.
+  const warmUp = [...feedUrls, ...listUrls];
+  for (let from = 0; from < warmUp.length; from += CONNECTIONS)
+    await Promise.all(warmUp.slice(from, from + CONNECTIONS).map((url) => getJson(url)));
+  // CPU per call beside the latency, the server's and its database's backends': time, and instructions
+  // (perf), which compare across runs on a machine whose speed changes with its other load.
   const runPaced = async (urls: string[]) => {
     const before = cpuSeconds(server.group, dbName);
-    const result = await paced((i) => urls[i % urls.length] as string, {
-      rate: RATE,
-      durationS: Number(args.duration),
-      connections: CONNECTIONS,
-      headers: { 'x-partner-api-key': KEY },
-    });
+    const { result, instructions } = await instructionsDuring(server.group, dbName, () =>
+      paced((i) => urls[i % urls.length] as string, {
+        rate: RATE,
+        durationS: Number(args.duration),
+        connections: CONNECTIONS,
+        headers: { 'x-partner-api-key': KEY },
+      }),
+    );
     const after = cpuSeconds(server.group, dbName);
-    const perCall = (seconds: number) => Math.round((seconds * 1000 * 100) / Math.max(1, result.answered)) / 100;
+    const calls = Math.max(1, result.answered);
+    const perCall = (seconds: number) => Math.round((seconds * 1000 * 100) / calls) / 100;
+    const millions = (count: number) => Math.round((count / calls / 1e6) * 100) / 100;
     return {
       ...result,
       cpu: { serverMs: perCall(after.server - before.server), postgresMs: perCall(after.postgres - before.postgres) },
+      instructions: instructions && {
+        serverM: millions(instructions.server),
+        postgresM: millions(instructions.postgres),
+      },
     };
   };
-  type PageRun = PacedResult & { cpu: { serverMs: number; postgresMs: number } };
+  type PageRun = Awaited<ReturnType<typeof runPaced>>;
   const pageRuns: { round: number; feed: PageRun; list: PageRun; load: string }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     log(`page cost, round ${round + 1}/${ROUNDS} …`);
@@ -350,8 +366,9 @@ async function main() {
     const { feed, list } = run as Record<'feed' | 'list', PageRun>;
     pageRuns.push({ round, feed, list, load: load() });
     log(
-      `  changes p50/p99 ${feed.p50}/${feed.p99} ms, CPU ${feed.cpu.serverMs}+${feed.cpu.postgresMs} ms a call; ` +
-        `list ${list.p50}/${list.p99} ms, CPU ${list.cpu.serverMs}+${list.cpu.postgresMs}; load ${load()}`,
+      `  changes p50/p99 ${feed.p50}/${feed.p99} ms, CPU ${feed.cpu.serverMs}+${feed.cpu.postgresMs} ms, ` +
+        `${instructionsOf(feed)} a call; list ${list.p50}/${list.p99} ms, CPU ${list.cpu.serverMs}+` +
+        `${list.cpu.postgresMs} ms, ${instructionsOf(list)}; load ${load()}`,
     );
   }
   server.stop();
@@ -473,7 +490,11 @@ async function main() {
   const cpuOf = (name: 'feed' | 'list') => {
     const server = mean(pageRuns.map((r) => r[name].cpu.serverMs));
     const postgres = mean(pageRuns.map((r) => r[name].cpu.postgresMs));
-    return `${server.toFixed(2)} + ${postgres.toFixed(2)} ms`;
+    const counted = pageRuns.flatMap((r) => r[name].instructions ?? []);
+    const instructions = counted.length
+      ? `, ${mean(counted.map((i) => i.serverM)).toFixed(2)} + ${mean(counted.map((i) => i.postgresM)).toFixed(2)} M instructions`
+      : '';
+    return `${server.toFixed(2)} + ${postgres.toFixed(2)} ms${instructions}`;
   };
   const pageErrors = pageRuns.some(
     (r) => r.feed.non2xx || r.feed.errors || r.list.non2xx || r.list.errors || r.feed.answered < r.feed.due,
