@@ -106,7 +106,10 @@ export function createApp(
 
 function sendError(res: Response, code: PartnerErrorCode) {
   const access = res.locals.access as AccessRecord | undefined;
-  if (access && access.code === undefined) Object.assign(access, { code, cause: ERROR_CATALOGUE[code].reason });
+  if (access && access.code === undefined) {
+    access.code = code;
+    access.cause = ERROR_CATALOGUE[code].reason;
+  }
   const body = errorEnvelope(code);
   // The same content type as the REST API's answers (express would add a charset).
   res.status(body.status_code).setHeader('Content-Type', 'application/json');

@@ -77,7 +77,8 @@ export function partnerCodeOf(error: unknown): PartnerErrorCode {
     const code = current.partnerCode;
     if (typeof code === 'string' && code in ERROR_CATALOGUE) return code as PartnerErrorCode;
   }
-  switch (typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined) {
+  // Not one of ours: the tRPC code of the outermost error.
+  switch (causeChain(error).next().value?.code) {
     case 'BAD_REQUEST':
     case 'PARSE_ERROR':
       return 'PARTNER_API_INVALID_PARAMETER';

@@ -127,7 +127,10 @@ export function logFailure(log: Logger, req: Request, error: unknown) {
   const access = locals?.access as AccessRecord | undefined;
   if (access?.code !== undefined) return;
   const code = partnerCodeOf(error);
-  if (access) Object.assign(access, { code, cause: causeOf(error) });
+  if (access) {
+    access.code = code;
+    access.cause = causeOf(error);
+  }
   if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned) {
     const { requestId, traceId, operation } = access ?? {};
     log.error({ requestId, traceId, operation, code, error }, 'request failed');

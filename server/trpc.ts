@@ -130,7 +130,9 @@ export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Prom
 
 /** D-22: who is calling, for the access line: the key's partner and its display prefix (D-4), never the key. */
 function noteKey(ctx: RequestContext, key: ApiKeyState) {
-  if (ctx.access) Object.assign(ctx.access, { partnerId: key.partnerId, keyPrefix: key.displayPrefix });
+  if (!ctx.access) return;
+  ctx.access.partnerId = key.partnerId;
+  ctx.access.keyPrefix = key.displayPrefix;
 }
 
 /** A read of the key's partner (D-13, D-14), naming the operation (D-22), 500 once the signal aborts (D-20). */

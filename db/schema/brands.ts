@@ -17,7 +17,7 @@ export const brands = pgTable(
     /** The dissatisfaction star range (D-7), inclusive, against the rating rounded down (0.5 as 1). */
     criticalStarMin: smallint('critical_star_min').notNull().default(1),
     criticalStarMax: smallint('critical_star_max').notNull().default(2),
-    /** Bumped when every cursor of the brand's change feed must start again (D-26): its range changed, say. */
+    /** Bumped when every cursor of the brand's change feed must start again (D-26): a range change, a TRUNCATE. */
     feedEpoch: integer('feed_epoch').notNull().default(0),
     ...createdAt,
   },
