@@ -68,9 +68,10 @@ function positionOf(db: Db, newWalk: boolean) {
     // A LIMIT keeps PostgreSQL from pulling the subquery up into the page: its state is built once, not a row.
     .limit(literalLimit(1))
     .as('position');
+  // The review's columns sit beside the change's own: drizzle maps a flat row at less cost than a nested one.
   const fields = {
     state: position.state,
-    review: reviewColumns({ criticalRange: { min: position.min, max: position.max } }),
+    ...reviewColumns({ criticalRange: { min: position.min, max: position.max } }),
   };
   return { position, fields };
 }
@@ -206,22 +207,23 @@ function judge(state: State, from: FeedPosition, at: ChangePosition): 'expired' 
 
 const after = (xid: number, seq: number, at: ChangePosition) => xid > at.xid || (xid === at.xid && seq > at.seq);
 
-type Row = { code: string | null; review: { review_id: string | null } | null };
+/** A row of a feed statement: the change's review_id, and the review's columns, all null when it is gone. */
+type Row = { code: string | null; review_id: string | null };
 
 /**
  * The page's items: each review once, where its last change was (all show its state now), an UPSERT if the
  * brand has it, else a DELETE.
  */
-function latestOfEach(rows: Row[]): ReviewChange[] {
-  const last = new Map<string, Row>();
+function latestOfEach<R extends Row>(rows: R[]): ReviewChange[] {
+  const last = new Map<string, R>();
   for (const row of rows) {
     const code = row.code as string;
     last.delete(code);
     last.set(code, row);
   }
-  return [...last].map(([code, { review }]) =>
-    review?.review_id
-      ? { review_id: code, change: 'UPSERT', review: toReview(review as Parameters<typeof toReview>[0]) }
+  return [...last].map(([code, row]) =>
+    row.review_id
+      ? { review_id: code, change: 'UPSERT', review: toReview(row as R & Parameters<typeof toReview>[0]) }
       : { review_id: code, change: 'DELETE', review: null },
   );
 }
