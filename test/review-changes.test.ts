@@ -194,6 +194,32 @@ describe('a walk of the feed builds a copy equal to the review list', () => {
     expect(data.next_cursor).not.toBe(cursor);
   });
 
+  it('sends a DELETE to the brand a review left and an UPSERT to the one it joined; nothing for a write that changes nothing', async () => {
+    const [left, joined] = [await newBrand(SPECS.slice(0, 2)), await newBrand(SPECS.slice(0, 1))];
+    const [leftCursor, joinedCursor] = [
+      await follow(left.brandCode, new Map()),
+      await follow(joined.brandCode, new Map()),
+    ];
+    const [moved, kept] = codes(left);
+    await database.db
+      .update(reviews)
+      .set({ brandId: joined.brandId, shopId: joined.shops[0]?.id })
+      .where(eq(reviews.reviewCode, moved ?? ''));
+    await database.db
+      .update(reviews)
+      .set({ content: sql`${reviews.content}` })
+      .where(eq(reviews.reviewCode, kept ?? ''));
+    await transactionsSettled(database);
+
+    expect((await changes(left.brandCode, leftCursor)).data.items).toEqual([
+      { review_id: moved, change: 'DELETE', review: null },
+    ]);
+    const { data } = await changes(joined.brandCode, joinedCursor);
+    expect(data.items.map((item) => [item.review_id, item.change, item.review?.shop_name])).toEqual([
+      [moved, 'UPSERT', joined.shops[0]?.name],
+    ]);
+  });
+
   it('sends a change of one review once per page, where it was last changed', async () => {
     const fixture = await newBrand(SPECS.slice(0, 2));
     const cursor = await follow(fixture.brandCode, new Map());
