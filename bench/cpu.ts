@@ -52,7 +52,7 @@ export function cpuSeconds(pgid: number, database?: string): { server: number; p
 /**
  * User-space instructions the server and `database`'s backends execute while `work` runs, counted by
  * `perf stat`: unlike CPU time, the count does not move with the machine's other load. Undefined where
- * perf cannot count (not installed, or not permitted).
+ * perf cannot count (not installed, not permitted, or a machine without hardware counters).
  */
 export async function instructionsDuring<T>(
   pgid: number,
