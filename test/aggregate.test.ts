@@ -33,6 +33,8 @@ import { withDatabase } from './support/global-setup';
 
 const TODAY = kstToday(NOW);
 const YESTERDAY = addDays(TODAY, -1);
+/** The first daily run whose yesterday is TODAY: 00:05 KST tomorrow, even for a run started 00:00–00:05 KST. */
+const FIRST_RUN_AFTER_TODAY = nextRunAt(kstDayStart(addDays(TODAY, 1)));
 const LINKED_TODAY = '10999001'; // chicken-house, BAEMIN, linked at 00:00 KST today (D-6)
 
 type Db = DatabaseHandle['db'];
@@ -305,8 +307,8 @@ describe('the daily schedule (D-6)', () => {
     const database = await openTestDatabase();
     const lines: string[] = [];
     const log = createLogger('info', (line) => lines.push(line));
-    // A clock 100 ms before the first run after NOW, i.e. 00:05 KST tomorrow.
-    const shift = nextRunAt(NOW).getTime() - 100 - Date.now();
+    // A clock 100 ms before 00:05 KST tomorrow.
+    const shift = FIRST_RUN_AFTER_TODAY.getTime() - 100 - Date.now();
     const schedule = scheduleDailyAggregate({ db: database.db, log, now: () => new Date(Date.now() + shift) });
     await vi.waitFor(() => expect(lines.join('')).toContain('daily aggregate built'), { timeout: 10_000 });
     await schedule.stop();
@@ -317,7 +319,7 @@ describe('the daily schedule (D-6)', () => {
 
   it('of instances that wake together, one builds and the others skip (D-6)', async () => {
     const database = await openTestDatabase();
-    const tomorrow = new Date(nextRunAt(NOW).getTime() + 1_000); // 00:05:01 KST: yesterday is today
+    const tomorrow = new Date(FIRST_RUN_AFTER_TODAY.getTime() + 1_000); // 00:05:01 KST: yesterday is today
     const runs = async () => (await database.db.select({ id: aggregateRuns.id }).from(aggregateRuns)).length;
     const before = await runs();
     const results = await Promise.all([0, 1, 2].map(() => runDailyAggregate(database.db, { now: tomorrow })));
@@ -336,7 +338,7 @@ describe('the daily schedule (D-6)', () => {
       const database = await openTestDatabase();
       const template = inject('postgresTemplate');
       if (!template) throw new Error('PostgreSQL only');
-      const tomorrow = new Date(nextRunAt(NOW).getTime() + 1_000);
+      const tomorrow = new Date(FIRST_RUN_AFTER_TODAY.getTime() + 1_000);
       // Another session holds the job's lock, as a long CLI run would.
       const name = (await database.rows<{ name: string }>(sql`SELECT current_database() AS name`))[0]?.name ?? '';
       const holder = await openDatabase({ url: withDatabase(template.url, name), maxConnections: 1 });
@@ -374,7 +376,7 @@ describe('the daily schedule (D-6)', () => {
   it('does not run once stopped', async () => {
     const database = await openTestDatabase();
     const lines: string[] = [];
-    const shift = nextRunAt(NOW).getTime() - 50 - Date.now();
+    const shift = FIRST_RUN_AFTER_TODAY.getTime() - 50 - Date.now();
     const schedule = scheduleDailyAggregate({
       db: database.db,
       log: createLogger('info', (line) => lines.push(line)),
