@@ -9,10 +9,10 @@ import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { loadBrandScopes } from '../db/queries/brands';
-import { type FeedPosition, readReviewChanges } from '../db/queries/review-changes';
+import { type FeedPosition, loadFeedCursorKey, readReviewChanges } from '../db/queries/review-changes';
 import * as schema from '../db/schema';
 import { BENCH_BRAND_CODE } from '../db/seed/large';
-import { feedPositionOf } from '../routers/reviews/changes.schema';
+import { openFeedCursor } from '../routers/reviews/feed-cursor';
 import { cpuSeconds, instructionsDuring } from './cpu';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
@@ -391,10 +391,16 @@ async function main() {
   });
   cleanups.push(() => capturing.end());
   const cursorScope = { brandCode: BENCH_BRAND_CODE, partnerId: partner.id };
+  const cursorKey = await loadFeedCursorKey(drizzle(sql, { schema }));
+  const positionOf = (cursor: string | undefined) => {
+    const position = openFeedCursor(cursorKey, cursor ?? '', cursorScope);
+    if (typeof position !== 'object') throw new Error('a cursor of the run did not open');
+    return position;
+  };
   const positions: [string, FeedPosition | undefined][] = [
-    ['a page of changes', feedPositionOf(catchUp.sent[Math.floor(catchUp.calls / 2)] as string, cursorScope)],
+    ['a page of changes', positionOf(catchUp.sent[Math.floor(catchUp.calls / 2)])],
     ['the walk, first page', undefined],
-    ['the walk, middle page', feedPositionOf(walkCursors[Math.floor(walk.calls / 2)] as string, cursorScope)],
+    ['the walk, middle page', positionOf(walkCursors[Math.floor(walk.calls / 2)])],
   ];
   const plans: { name: string; ms: number; plan: string }[] = [];
   for (const [name, position] of positions) {

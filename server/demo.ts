@@ -14,6 +14,7 @@ import {
   PGLITE_SETTINGS,
   pgliteOf,
 } from '../db/client';
+import { expireFeedCursors } from '../db/queries/review-changes';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { makeDemoChanges } from '../db/seed/demo-changes';
 import type { Logger } from './logger';
@@ -70,6 +71,8 @@ export async function openDemoDatabase(
     );
     for (const { name } of gin) await database.db.execute(sql`DROP INDEX ${sql.identifier(name)}`);
     const summary = await seedDemo(database.db, { now });
+    // Every start is the same snapshot, with the same transaction ids: a cursor of an earlier run is 410 (D-26).
+    await expireFeedCursors(database.db);
     const aggregate = await buildDailyAggregate(database.db, { now });
     // PGlite runs no autovacuum: without fresh statistics the planner takes the tables for empty.
     await database.db.execute(sql`VACUUM ANALYZE`);
