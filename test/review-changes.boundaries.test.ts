@@ -1,13 +1,7 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { eq, sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DatabaseHandle, openDatabase } from '../db/client';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../db/client';
 import {
   expireFeedCursors,
   type FeedPosition,
@@ -20,6 +14,7 @@ import { openFeedCursor, sealFeedCursor } from '../routers/reviews/feed-cursor';
 import { parseConfig } from '../server/config';
 import { FeedStallWatch } from '../server/feed-stall';
 import { createLogger } from '../server/logger';
+import { enableMetrics } from '../server/metrics';
 import { createServices, type Services } from '../server/services';
 import { DRIVER, NOW, openTestDatabase, transactionsSettled } from './support/database';
 import { createBrandWithReviews, type ReviewSpec } from './support/factories';
@@ -266,6 +261,12 @@ describe('on the database of the run', () => {
             { pid: number; xid: string },
           ];
           expect(await watch.check()).toBeGreaterThan(0);
+          const metrics = await enableMetrics();
+          metrics.observeFeedStall(watch);
+          const scraped = (await metrics.registry.getSingleMetricAsString('partner_api_feed_held_back_seconds')).split(
+            '\n',
+          );
+          expect(Number(scraped.at(-1)?.split(' ')[1])).toBeGreaterThan(0);
           // The transaction's age passes the threshold while it is held.
           await expect.poll(() => watch.check(), { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
           await watch.check();
