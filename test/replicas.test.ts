@@ -536,4 +536,17 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
       expect(patient.lines.filter((line) => line.msg === 'replica skipped')).toEqual([]);
     });
   }, 150_000);
+
+  it('reruns on the primary a cursor of a history the replica has not replayed (after expire-cursors)', async () => {
+    const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
+    const { onPrimary, patient } = await startFeedServers();
+    await whileReplayPaused(sql, async () => {
+      await sql.primary`UPDATE review_feed_history SET history = gen_random_uuid()`;
+      const caughtUp = await follow(onPrimary, new Map());
+      await insertReview(sql.primary, 'R-feed-new-history', NOW);
+      const next = await feedPage(patient.base, caughtUp);
+      expect(next.items.map((item) => item.review_id)).toEqual(['R-feed-new-history']);
+      expect(patient.lines.filter((line) => line.msg === 'replica skipped')).toEqual([]);
+    });
+  }, 150_000);
 });

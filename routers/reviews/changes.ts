@@ -25,8 +25,9 @@ export const changes = brandProcedure(reviewChangesParams, reviewChangesCheck)
     if (from === 'expired') throw new PartnerApiError('PARTNER_API_CURSOR_EXPIRED');
     const page = await readReviewChanges(ctx.db, ctx.brand, from, limit);
     if (page === undefined) throw new PartnerApiError('PARTNER_API_BRAND_NOT_FOUND');
-    // A replica short of the position: the call runs again on the primary (D-23), where it is another history.
-    if (page === 'behind' && ctx.onReplica) throw new ReplicaBehindError();
+    // A replica may not have replayed the position, or the history or epoch it was issued in: the call runs
+    // again on the primary (D-23), which alone refuses a cursor (410).
+    if (typeof page === 'string' && ctx.onReplica) throw new ReplicaBehindError();
     if (page === 'expired' || page === 'behind') throw new PartnerApiError('PARTNER_API_CURSOR_EXPIRED');
     // Nothing new: the same position, so the same text as the cursor sent.
     const next = page.next === from && cursor !== undefined ? cursor : sealFeedCursor(key, page.next, scope);
