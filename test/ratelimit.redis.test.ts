@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from '@upstash/redis';
 import { createClient } from 'redis';
@@ -195,6 +196,18 @@ describe.skipIf(!REDIS_URL)('the shared store on Redis', () => {
 });
 
 // SCRIPT FLUSH empties the script cache of every client of a Redis: only on one the test started itself.
+describe('the Redis a test file flushes', () => {
+  it('is one it started itself (startOwnRedis), never the one the suite is given', () => {
+    const flushes = /['"](FLUSHALL|FLUSHDB)['"]|['"]SCRIPT['"],\s*['"]FLUSH['"]|\.(flushAll|flushDb|scriptFlush)\(/i;
+    const flushing = readdirSync(import.meta.dirname, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => readFileSync(path.join(import.meta.dirname, file), 'utf8'))
+      .filter((text) => flushes.test(text));
+    expect(flushing.length).toBeGreaterThan(0);
+    for (const text of flushing) expect(text).toContain('startOwnRedis()');
+  });
+});
+
 describe.skipIf(!REDIS_SERVER_INSTALLED)('the shared store on a Redis of its own', () => {
   let redis: OwnRedis;
   beforeAll(async () => {
