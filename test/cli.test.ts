@@ -3,8 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DrizzleQueryError } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { describeDatabaseFailure } from '../db/failure';
+import { DRIVER, openTestDatabase } from './support/database';
 
 // The commands an operator runs (server/cli, and the server itself): `--help` on each, which does nothing
 // else; a failure of the database in one line naming what, where and which database (db/failure.ts), the
@@ -65,6 +66,24 @@ describe('every command', () => {
     expect(verbose.stderr.split('\n')[0]).toBe(answer.stderr.trim());
     expect(verbose.stderr).toContain('Failed query');
     expect(verbose.stderr).not.toContain('secret');
+  });
+});
+
+describe.skipIf(DRIVER !== 'postgres')('a partner, brand or key that already exists (PostgreSQL)', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = (await openTestDatabase()).url ?? '';
+  });
+
+  it.each([
+    [['partners', 'create', 'Demo Foods'], 'a partner named Demo Foods already exists (npm run partners -- list)'],
+    [
+      ['brands', 'create', '--partner', 'Other Eats', '--code', 'chicken-house', '--name', 'Again'],
+      'a brand with code chicken-house already exists (npm run brands -- list)',
+    ],
+  ])('%j is refused in one plain line, exit status 1', async ([command, ...args], line) => {
+    const answer = await run(command as string, args, { DATABASE_URL: url });
+    expect(answer).toMatchObject({ code: 1, stdout: '', stderr: `${line}\n` });
   });
 });
 
