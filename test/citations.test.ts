@@ -120,7 +120,8 @@ function exists(path: string): boolean {
   if (/(^|\/)dist(\/|$)/.test(path)) return true;
   if (path.includes('*')) {
     const pattern = globToRegExp(path);
-    return tracked.some((file) => pattern.test(file));
+    // Files a run makes in an ignored folder (bench/results/feed-*.json) are named by a pattern too.
+    return tracked.some((file) => pattern.test(file)) || ignoredByGit(path.slice(0, path.lastIndexOf('/')));
   }
   const bare = path.replace(/\/$/, '');
   return trackedSet.has(bare) || directories.has(bare) || ignoredByGit(bare);
