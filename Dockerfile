@@ -1,7 +1,7 @@
 # The Partner Reporting API as a container (D-24): compiled JavaScript on the supported Node LTS (.nvmrc),
 # production dependencies only, a non-root user, node itself as PID 1 so SIGTERM reaches the server.
 # Every step runs the package scripts `.ci/run` rehearses (build, production install, start): see
-# README § Deploy. Configuration is the environment of D-2 (DATABASE_URL, REDIS_URL, PORT, ...).
+# docs/operations.md § Deploy. Configuration is the environment of D-2 (docs/operations.md § Configuration).
 
 FROM node:24-slim AS build
 WORKDIR /app

@@ -4,7 +4,7 @@
 // kept databases (npm run bench:growth [-- --run] [--duration S]); `--builds-only DB` measures the
 // builds and sizes of one kept database alone.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -219,7 +219,7 @@ const RESULTS_DIR = path.resolve(import.meta.dirname, 'results');
  * newest growth figures, of that run or of a later --builds-only (growth-*.json).
  */
 function newestResult(database: string): Result | undefined {
-  const files = readdirSync(RESULTS_DIR)
+  const files = (existsSync(RESULTS_DIR) ? readdirSync(RESULTS_DIR) : [])
     .filter((name) => /^(http|growth)-.*\.json$/.test(name))
     .sort((a, b) => a.slice(a.indexOf('-')).localeCompare(b.slice(b.indexOf('-'))))
     .reverse();

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -108,22 +109,35 @@ async function openFromSnapshot(file: string, dataDir: string) {
   return { database, snapshot: snapshot !== undefined };
 }
 
-/** Where the demo server on `port` notes its pid, for `npm run demo:changes`. */
-export function demoPidFile(port: number): string {
-  return path.join(tmpdir(), `partner-reporting-api-demo-${port}.pid`);
+/** Where the demo server on `port` takes `npm run demo:changes`: a Unix socket beside the OS's temporary files. */
+export function demoChangesSocket(port: number): string {
+  return path.join(tmpdir(), `partner-reporting-api-demo-${port}.sock`);
 }
 
-/** `npm run demo:changes` cannot write to the embedded database: on its SIGUSR2 the demo makes the changes (D-26). */
+/**
+ * `npm run demo:changes` cannot open the embedded database, which lives in this process: a connection to the
+ * demo's socket makes the changes here and is answered with their review ids (D-26), or with the failure.
+ */
 export function acceptDemoChanges(database: DatabaseHandle, log: Logger, port: number): void {
-  const file = demoPidFile(port);
-  writeFileSync(file, String(process.pid));
-  process.once('exit', () => rmSync(file, { force: true }));
-  process.on('SIGUSR2', () => {
+  const file = demoChangesSocket(port);
+  // A socket file left by a demo that died on this port would refuse the listen; the port is ours now.
+  rmSync(file, { force: true });
+  const server = createServer((socket) => {
+    socket.on('error', () => socket.destroy());
     makeDemoChanges(database.db).then(
-      (changes) => log.info({ changes }, 'demo changes made'),
-      (error: unknown) => log.error({ error }, 'demo changes failed'),
+      (changes) => {
+        log.info({ changes }, 'demo changes made');
+        socket.end(JSON.stringify({ changes }));
+      },
+      (error: unknown) => {
+        log.error({ error }, 'demo changes failed');
+        socket.end(JSON.stringify({ error: error instanceof Error ? error.message : String(error) }));
+      },
     );
   });
+  server.on('error', (error) => log.warn({ error, socket: file }, 'npm run demo:changes will not reach this demo'));
+  server.listen(file).unref();
+  process.once('exit', () => rmSync(file, { force: true }));
 }
 
 export function printBanner(base: string): void {

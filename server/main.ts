@@ -17,7 +17,19 @@ import { startTracing } from './tracing';
 
 // Start: config, database, services, app, listen; drain on SIGTERM (D-1, D-2, D-17, D-20).
 
+const USAGE = `usage: npm start [-- --verbose]   (npm run dev: the same from the TypeScript source)
+
+Serves the API on HOST:PORT (127.0.0.1:3000 by default): without DATABASE_URL an embedded PGlite with the
+demo data, with it that PostgreSQL. Configured by environment variables only, each listed in
+docs/operations.md § Configuration. SIGTERM or SIGINT drains and stops; --verbose prints the stack of a
+failure to start.`;
+
 async function main() {
+  // Before anything opens a database or a port: asking for help must not start a server.
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const config = parseConfig(process.env);
   const log = createLogger(config.LOG_LEVEL);
   logUnhandledRejections(log);
@@ -97,7 +109,8 @@ async function main() {
       base,
       driver: database.driver,
       replicas: reads ? { configured: reads.replicas.length, usable: reads.usable() } : undefined,
-      rateLimitStore: store ? 'shared' : 'in-process',
+      rateLimitStore: store?.status ?? 'in-process',
+      rateLimitStoreAt: store?.at,
       metrics: metricsServer ? metricsServer.address() : undefined,
       tracing: traced ? 'otlp' : undefined,
       startupMs: Date.now() - started,

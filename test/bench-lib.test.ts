@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inlineParams, markdownTable, sqlLiteral } from '../bench/lib';
 import { dueAt, quantile } from '../bench/paced';
@@ -67,5 +70,38 @@ describe('bench helpers', () => {
     // A short keyword's statement binds two more values than a long one's (the brand and the keyword).
     expect(statementShape(['keyword'], 21, false, '짜요')).not.toBe(statementShape(['keyword'], 21, false, '맛있어'));
     expect(statementShape(['keyword'], 21, false, '맛있어')).toBe(statementShape(['keyword'], 21, false, 'crisp'));
+  });
+});
+
+// Raw results are a run's, not the repository's: BENCHMARKS.md carries the figures it cites.
+describe('raw benchmark results', () => {
+  const root = path.resolve(import.meta.dirname, '..');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' });
+  /** The folders the benches write results to: each `…results… = path.resolve(import.meta.dirname, 'x')`. */
+  const folders = [
+    ...new Set(
+      readdirSync(path.join(root, 'bench'))
+        .filter((file) => file.endsWith('.ts'))
+        .flatMap((file) =>
+          [
+            ...readFileSync(path.join(root, 'bench', file), 'utf8').matchAll(
+              /results\w*\s*=\s*path\.resolve\(import\.meta\.dirname,\s*'([^']+)'\)/gi,
+            ),
+          ].map((match) => `bench/${match[1]}`),
+        ),
+    ),
+  ];
+
+  it('are written under folders git ignores, and none is committed', () => {
+    expect(folders).toEqual(['bench/results']);
+    for (const folder of folders) {
+      expect(git('check-ignore', '--no-index', `${folder}/run.json`).trim()).toBe(`${folder}/run.json`);
+      expect(git('ls-files', folder).trim()).toBe('');
+    }
+  });
+
+  it('are not what BENCHMARKS.md cites: it names no result file', () => {
+    const page = readFileSync(path.join(root, 'BENCHMARKS.md'), 'utf8');
+    expect(page.match(/[\w*.-]+\.json\b/g) ?? []).toEqual([]);
   });
 });

@@ -120,7 +120,8 @@ function exists(path: string): boolean {
   if (/(^|\/)dist(\/|$)/.test(path)) return true;
   if (path.includes('*')) {
     const pattern = globToRegExp(path);
-    return tracked.some((file) => pattern.test(file));
+    // Files a run makes in an ignored folder (bench/results/feed-*.json) are named by a pattern too.
+    return tracked.some((file) => pattern.test(file)) || ignoredByGit(path.slice(0, path.lastIndexOf('/')));
   }
   const bare = path.replace(/\/$/, '');
   return trackedSet.has(bare) || directories.has(bare) || ignoredByGit(bare);
@@ -138,6 +139,50 @@ function missingPaths(line: string, file = ''): string[] {
     .filter((path) => !bases(file).some((base) => exists(base + path)));
   const names = [...line.matchAll(MARKDOWN_NAME)].map((match) => match[0]).filter((name) => !markdownNames.has(name));
   return [...found, ...names].map((path) => `names a missing file: ${path}`);
+}
+
+// ---- Sections -----------------------------------------------------------------------------------------
+
+/** The Markdown files whose sections are cited by name, as the repository writes them. */
+const SECTIONED: Array<[RegExp, string]> = [
+  [/^README(\.md)?$/, 'README.md'],
+  [/^(docs\/)?operations\.md$/, 'docs/operations.md'],
+  [/^partner guide$/, 'docs/partner-guide.md'],
+];
+
+/** `README § Deploy`, `partner guide § Review statistics, § Sales`: the file, then each name up to punctuation. */
+const SECTION_CITE = /(README(?:\.md)?|(?:docs\/)?operations\.md|partner guide)((?:,? § [^.,;:()`'"§\n]+)+)/g;
+
+const headingsOf = new Map<string, string[]>();
+function headings(file: string): string[] {
+  if (!headingsOf.has(file))
+    headingsOf.set(
+      file,
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => (m[1] as string).trim()),
+    );
+  return headingsOf.get(file) ?? [];
+}
+
+/**
+ * Cited sections that match no heading of their file. A heading may go on past the name (`Clients: OpenAPI
+ * …`), and the sentence past the heading (`partner guide § Sales count`).
+ */
+function missingSections(line: string): string[] {
+  const missing: string[] = [];
+  for (const [, name, cited] of line.matchAll(SECTION_CITE)) {
+    const file = SECTIONED.find(([pattern]) => pattern.test(name as string))?.[1] as string;
+    for (const section of (cited as string).split('§').slice(1)) {
+      const title = section.replace(/^\s+|[\s,]+$/g, '');
+      // A heading's name is what comes before its colon or parenthesis: `Sales: \`GET …\``.
+      const matches = (heading: string) =>
+        heading.startsWith(title) ||
+        [heading, heading.split(/[:(]/)[0]?.trim() ?? ''].some(
+          (name) => title === name || title.startsWith(`${name} `),
+        );
+      if (title && !headings(file).some(matches)) missing.push(`cites a missing section: ${name} § ${title}`);
+    }
+  }
+  return missing;
 }
 
 // ---- History ------------------------------------------------------------------------------------------
@@ -181,6 +226,10 @@ describe('citations inside the repository', () => {
     expectNone(scan(others, missingPaths));
   });
 
+  it('every section cited by name (README § Deploy, partner guide § Sales) is a heading of its file', () => {
+    expectNone(scan(others, missingSections));
+  });
+
   it('nothing cites history or files outside the repository (committed migrations excepted)', () => {
     expectNone(
       scan(
@@ -211,6 +260,9 @@ describe('the checks themselves', () => {
     ]) {
       expect(historyIn(line), line).not.toEqual([]);
     }
+    expect(missingSections('# see README § Nowhere, and partner guide § Sales count')).toEqual([
+      'cites a missing section: README § Nowhere',
+    ]);
   });
 
   it('let through what is not a citation', () => {

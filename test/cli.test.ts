@@ -1,17 +1,28 @@
 import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DrizzleQueryError } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { describeDatabaseFailure } from '../db/failure';
+import { DRIVER, openTestDatabase } from './support/database';
 
-// The commands an operator runs (server/cli): `--help` on each, which does nothing else; a failure of the
-// database in one line naming what, where and which database (db/failure.ts), the stack on --verbose.
+// The commands an operator runs (server/cli, and the server itself): `--help` on each, which does nothing
+// else; a failure of the database in one line naming what, where and which database (db/failure.ts), the
+// stack on --verbose.
 
 const root = path.resolve(import.meta.dirname, '..');
 /** Nothing listens on port 1: connecting is refused at once. */
 const CLOSED = 'postgres://operator:secret@127.0.0.1:1/reports';
-const COMMANDS = ['migrate', 'seed', 'aggregate', 'keys', 'partners', 'brands', 'feed', 'openapi'];
+/** Every command of server/cli (each file that runs `runCli`), and the server itself (`npm start`). */
+const COMMANDS = [
+  ...readdirSync(path.join(root, 'server/cli'))
+    .filter(
+      (file) => file.endsWith('.ts') && readFileSync(path.join(root, 'server/cli', file), 'utf8').includes('runCli('),
+    )
+    .map((file) => file.slice(0, -'.ts'.length)),
+  'main',
+];
 
 async function run(command: string, args: string[], env: Record<string, string> = {}) {
   const script = command === 'main' ? 'server/main.ts' : `server/cli/${command}.ts`;
@@ -28,9 +39,13 @@ async function run(command: string, args: string[], env: Record<string, string> 
 }
 
 describe('every command', () => {
+  it('are found: the commands of server/cli and the server', () => {
+    expect(COMMANDS).toEqual(expect.arrayContaining(['migrate', 'keys', 'demo-changes', 'main']));
+  });
+
   it.each(COMMANDS)('%s: --help prints the usage and does nothing else', async (command) => {
-    // The database is unreachable: a command that did its work would fail.
-    const answer = await run(command, ['--help']);
+    // The database is unreachable: a command that did its work would fail, and a server would stay up.
+    const answer = await run(command, ['--help'], { PORT: '0' });
     expect(answer).toMatchObject({ code: 0, stderr: '' });
     expect(answer.stdout).toMatch(/^usage: /);
   });
@@ -51,6 +66,24 @@ describe('every command', () => {
     expect(verbose.stderr.split('\n')[0]).toBe(answer.stderr.trim());
     expect(verbose.stderr).toContain('Failed query');
     expect(verbose.stderr).not.toContain('secret');
+  });
+});
+
+describe.skipIf(DRIVER !== 'postgres')('a partner, brand or key that already exists (PostgreSQL)', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = (await openTestDatabase()).url ?? '';
+  });
+
+  it.each([
+    [['partners', 'create', 'Demo Foods'], 'a partner named Demo Foods already exists (npm run partners -- list)'],
+    [
+      ['brands', 'create', '--partner', 'Other Eats', '--code', 'chicken-house', '--name', 'Again'],
+      'a brand with code chicken-house already exists (npm run brands -- list)',
+    ],
+  ])('%j is refused in one plain line, exit status 1', async ([command, ...args], line) => {
+    const answer = await run(command as string, args, { DATABASE_URL: url });
+    expect(answer).toMatchObject({ code: 1, stdout: '', stderr: `${line}\n` });
   });
 });
 

@@ -142,6 +142,19 @@ describe('the container recipe and CI rehearse the same scripts', () => {
     for (const grace of graces) expect(grace).toBeGreaterThan(drainMs);
   });
 
+  it('gives every instance its metrics on a port of their own, reachable on the compose network (D-22)', () => {
+    const environment = compose.match(/\nx-api: &api\n(?:.*\n)*? {2}environment:\n((?: {4}.*\n)+)/)?.[1] ?? '';
+    const variable = (name: string) => environment.match(new RegExp(`^ {4}${name}: "?([^"\n]+)"?$`, 'm'))?.[1];
+    const config = parseConfig({
+      PORT: variable('PORT'),
+      HOST: variable('HOST'),
+      METRICS_PORT: variable('METRICS_PORT'),
+    });
+    expect(config.METRICS_PORT).toBeDefined();
+    expect(config.METRICS_PORT).not.toBe(config.PORT);
+    expect(config.METRICS_HOST ?? config.HOST).toBe('0.0.0.0');
+  });
+
   it('keeps the limiter’s counts across a Redis restart (D-14)', () => {
     expect(compose).toMatch(/redis-server", "--appendonly", "yes"/);
   });

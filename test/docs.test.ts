@@ -3,6 +3,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { openTestDatabase } from './support/database';
+import { ENDPOINTS } from './support/endpoints';
 import { expectErrorBody } from './support/errors';
 import { startServer, testServices } from './support/services';
 
@@ -130,4 +131,33 @@ describe('/docs/assets serves only what the reference page loads', () => {
   ])('does not serve /docs/assets/%s: 404 PARTNER_API_NOT_FOUND', async (file) => {
     expectErrorBody(await server.request(`/docs/assets/${file}`), 'PARTNER_API_NOT_FOUND');
   });
+});
+
+describe('the partner guide § Endpoints', () => {
+  const guide = readFileSync(path.join(root, 'docs/partner-guide.md'), 'utf8');
+  const endpoints = guide.slice(
+    guide.indexOf('\n## Endpoints\n'),
+    guide.indexOf('\n## ', guide.indexOf('\n## Endpoints\n') + 1),
+  );
+  /** What every endpoint's section shares: the lines before the first endpoint (`Lists take \`page\` …`). */
+  const shared = endpoints.slice(0, endpoints.indexOf('\n### '));
+  const sectionOf = (route: string) => {
+    const start = endpoints.indexOf(`\`GET ${route}\``);
+    if (start < 0) return undefined;
+    const end = endpoints.indexOf('\n### ', start);
+    return endpoints.slice(start, end < 0 ? undefined : end);
+  };
+
+  // The router is the list: a parameter added to a procedure's input fails here until the guide names it.
+  it.each(ENDPOINTS.map((endpoint) => [endpoint.name, endpoint] as const))(
+    '%s: its section names every parameter of its input',
+    (_, endpoint) => {
+      const section = sectionOf(endpoint.route);
+      expect(section, `no section headed \`GET ${endpoint.route}\``).toBeDefined();
+      // In backquotes (`from`, `platform=BAEMIN`), or in the path of the heading ({brand_code}).
+      const named = (parameter: string) =>
+        new RegExp(`\`${parameter}(=[^\`]*)?\`|\\{${parameter}\\}`).test(`${section}\n${shared}`);
+      expect(endpoint.parameters.filter((parameter) => !named(parameter))).toEqual([]);
+    },
+  );
 });

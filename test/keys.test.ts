@@ -118,3 +118,18 @@ describe('a fresh database made usable without SQL (partners and brands CLIs)', 
     expect(await setPartnerActive(database.db, 'No Such Partner', true)).toBe(false);
   });
 });
+
+describe('a partner, brand or key that already exists', () => {
+  it('is not created again: the functions answer undefined, which the CLIs say in one line', async () => {
+    const partner = await findPartnerByName(database.db, 'Demo Foods');
+    if (!partner) throw new Error('Demo Foods missing');
+    expect(await createPartner(database.db, 'Demo Foods')).toBeUndefined();
+    expect(
+      await createBrand(database.db, { partnerId: partner.id, brandCode: 'chicken-house', displayName: 'Again' }),
+    ).toBeUndefined();
+    const key = generateApiKey();
+    const row = { partnerId: partner.id, keyHash: hashApiKey(key), displayPrefix: displayPrefixOf(key) };
+    expect(await insertApiKey(database.db, row)).toBeDefined();
+    expect(await insertApiKey(database.db, row)).toBeUndefined();
+  });
+});

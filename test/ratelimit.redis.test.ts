@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Redis } from '@upstash/redis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -11,6 +13,8 @@ import type { RateLimitDecision, RateLimiter } from '../server/ratelimit/sliding
 import { MemorySlidingWindow } from '../server/ratelimit/sliding-window';
 import { openTestDatabase } from './support/database';
 import { expectErrorBody } from './support/errors';
+import { type OwnRedis, REDIS_SERVER_INSTALLED, startOwnRedis } from './support/redis-server';
+import { listeningLine, spawnLogged } from './support/server-process';
 import { startServer, testServices } from './support/services';
 
 // D-14: one limit shared by every instance through Redis, and an in-process fallback when it is slow or
@@ -102,15 +106,21 @@ describe('fallback when the store is slow or down (D-14)', () => {
     expect((await local.limit('k')).remaining).toBe(2);
   });
 
-  it('starts and answers with a Redis that is not there', async () => {
+  it('starts with a Redis that is not there, says so, and names its host and port (never the password)', async () => {
+    const lines: string[] = [];
+    const log = createLogger('debug', (line) => lines.push(line));
     const store = await connectSharedStore(
-      parseConfig({ REDIS_URL: 'redis://127.0.0.1:1' }),
+      parseConfig({ REDIS_URL: 'redis://operator:secret@127.0.0.1:1' }),
       policy(3),
-      createLogger('silent'),
+      log,
     );
     if (!store) throw new Error('no store');
-    const limiter = new FallbackLimiter(store.limiter, new MemorySlidingWindow(policy(3)), createLogger('silent'));
+    expect(store).toMatchObject({ status: 'unreachable, limiting in process', at: '127.0.0.1:1' });
+    const limiter = new FallbackLimiter(store.limiter, new MemorySlidingWindow(policy(3)), log);
     expect(await limiter.limit('k')).toMatchObject({ success: true, limit: 3, remaining: 2 });
+    const warning = lines.map((line) => JSON.parse(line)).find((line) => line.msg.includes('store unavailable'));
+    expect(warning).toMatchObject({ level: 'warn', store: '127.0.0.1:1' });
+    expect(lines.join('\n')).not.toContain('secret');
     await store.close();
   });
 });
@@ -154,15 +164,6 @@ describe.skipIf(!REDIS_URL)('the shared store on Redis', () => {
     expect((await limiter.limit(id)).remaining).toBe(3);
   });
 
-  it('survives a script cache flush (NOSCRIPT falls back to EVAL)', async () => {
-    const limiter = await instance(5);
-    const admin = createClient({ url: REDIS_URL });
-    await admin.connect();
-    await admin.sendCommand(['SCRIPT', 'FLUSH']);
-    await admin.quit();
-    expect(await limiter.limit(`key:${randomBytes(4).toString('hex')}`)).toMatchObject({ success: true, remaining: 4 });
-  });
-
   describe('through HTTP, two instances of the service', () => {
     let database: Awaited<ReturnType<typeof openTestDatabase>>;
     beforeAll(async () => {
@@ -191,5 +192,83 @@ describe.skipIf(!REDIS_URL)('the shared store on Redis', () => {
       expect(answers.map((answer) => answer.headers.get('ratelimit-remaining'))).toEqual(['2', '1', '0']);
       expectErrorBody(await two.request('/partner/v1/brands', { key }), 'PARTNER_API_RATE_LIMITED');
     });
+  });
+});
+
+// SCRIPT FLUSH empties the script cache of every client of a Redis: only on one the test started itself.
+describe('the Redis a test file flushes', () => {
+  it('is one it started itself (startOwnRedis), never the one the suite is given', () => {
+    const flushes = /['"](FLUSHALL|FLUSHDB)['"]|['"]SCRIPT['"],\s*['"]FLUSH['"]|\.(flushAll|flushDb|scriptFlush)\(/i;
+    const flushing = readdirSync(import.meta.dirname, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => readFileSync(path.join(import.meta.dirname, file), 'utf8'))
+      .filter((text) => flushes.test(text));
+    expect(flushing.length).toBeGreaterThan(0);
+    for (const text of flushing) expect(text).toContain('startOwnRedis()');
+  });
+});
+
+describe.skipIf(!REDIS_SERVER_INSTALLED)('the shared store on a Redis of its own', () => {
+  let redis: OwnRedis;
+  beforeAll(async () => {
+    redis = await startOwnRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  it('is reported shared once Redis answered, with its host and port', async () => {
+    const store = await connectSharedStore(parseConfig({ REDIS_URL: redis.url }), policy(5), createLogger('silent'));
+    expect(store).toMatchObject({ status: 'shared', at: new URL(redis.url).host });
+    await store?.close();
+  });
+
+  it('survives a script cache flush (NOSCRIPT falls back to EVAL)', async () => {
+    const client = createClient({ url: redis.url });
+    await client.connect();
+    try {
+      const limiter = new RedisSlidingWindow(new Redis(nodeRedisRequester(client)), policy(5));
+      const id = `key:${randomBytes(4).toString('hex')}`;
+      expect(await limiter.limit(id)).toMatchObject({ success: true, remaining: 4 });
+      await client.sendCommand(['SCRIPT', 'FLUSH']);
+      expect(await limiter.limit(id)).toMatchObject({ success: true, remaining: 3 });
+    } finally {
+      await client.quit();
+    }
+  });
+});
+
+describe('the start line with a Redis that is not there', () => {
+  it("says the store is unreachable, and the first call's warning names its host and port", {
+    timeout: 120_000,
+  }, async () => {
+    const { DATABASE_URL: _, ...env } = process.env;
+    const server = spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      env: {
+        ...env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        REDIS_URL: 'redis://operator:secret@127.0.0.1:1',
+      },
+    });
+    try {
+      const listening = await listeningLine(server.lines, 90_000);
+      expect(listening).toMatchObject({
+        rateLimitStore: 'unreachable, limiting in process',
+        rateLimitStoreAt: '127.0.0.1:1',
+      });
+      const answer = await fetch(`${listening.base}/partner/v1/brands`, {
+        headers: { 'x-partner-api-key': DEMO_KEYS.active },
+      });
+      expect(answer.status).toBe(200);
+      // The log reaches stdout in batches: wait for the warning's.
+      await expect
+        .poll(() => server.lines.find((line) => String(line.msg).includes('store unavailable')), { timeout: 30_000 })
+        .toMatchObject({ store: '127.0.0.1:1' });
+      expect(JSON.stringify(server.lines)).not.toContain('secret');
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
   });
 });

@@ -8,8 +8,8 @@ import { DRIVER, openTestDatabase } from './support/database';
 import { type LoggedProcess, listeningLine, spawnLogged } from './support/server-process';
 
 // D-24 and D-20: a process manager or container runtime signals the process it started. Whether that is
-// npm (`npm start`, which execs node) or node itself running the compiled server, SIGTERM and SIGINT reach
-// the server: it drains, logs `stopped`, closes its port and exits 0, and so does npm.
+// npm (`npm start` and `npm run dev`, which exec node) or node itself running the compiled server, SIGTERM
+// and SIGINT reach the server: it drains, logs `stopped`, closes its port and exits 0, and so does npm.
 const ROOT = path.resolve(import.meta.dirname, '..');
 // npm and the server run on the node running this test (the supported one on CI), not the machine's.
 const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
@@ -97,6 +97,12 @@ describe(`signals reach the compiled server (${DRIVER})`, () => {
       await signalAndCheck(start('npm', ['start']), signal);
     },
   );
+
+  it('SIGTERM to the PID of `npm run dev` (the TypeScript source through tsx) drains and exits 0', {
+    timeout: 120_000,
+  }, async () => {
+    await signalAndCheck(start('npm', ['run', 'dev']), 'SIGTERM');
+  });
 
   it('SIGTERM to `node dist/server/main.js` drains and exits 0', { timeout: 120_000 }, async () => {
     await signalAndCheck(start(process.execPath, ['dist/server/main.js']), 'SIGTERM');

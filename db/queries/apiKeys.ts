@@ -30,11 +30,16 @@ export async function findPartnerByName(db: Db, name: string) {
   return partner;
 }
 
+/** The new key's row, or undefined when a key with the same hash exists. */
 export async function insertApiKey(
   db: Db,
   key: Pick<typeof apiKeys.$inferInsert, 'partnerId' | 'keyHash' | 'displayPrefix' | 'label' | 'expiresAt'>,
 ) {
-  const [row] = await db.insert(apiKeys).values(key).returning({ id: apiKeys.id });
+  const [row] = await db
+    .insert(apiKeys)
+    .values(key)
+    .onConflictDoNothing({ target: apiKeys.keyHash })
+    .returning({ id: apiKeys.id });
   return row;
 }
 
@@ -73,8 +78,13 @@ export async function setApiKeyExpiry(db: Db, id: number, expiresAt: Date | null
 
 // Partner and brand administration, for the partners and brands CLIs.
 
+/** The new partner, or undefined when one has that name. */
 export async function createPartner(db: Db, name: string) {
-  const [row] = await db.insert(partners).values({ name }).returning({ id: partners.id, name: partners.name });
+  const [row] = await db
+    .insert(partners)
+    .values({ name })
+    .onConflictDoNothing({ target: partners.name })
+    .returning({ id: partners.id, name: partners.name });
   return row;
 }
 
@@ -104,8 +114,13 @@ export async function setPartnerActive(db: Db, name: string, active: boolean) {
   return rows.length > 0;
 }
 
+/** The new brand, or undefined when a brand (of any partner) has that code. */
 export async function createBrand(db: Db, brand: { partnerId: number; brandCode: string; displayName: string }) {
-  const [row] = await db.insert(brands).values(brand).returning({ id: brands.id, brandCode: brands.brandCode });
+  const [row] = await db
+    .insert(brands)
+    .values(brand)
+    .onConflictDoNothing({ target: brands.brandCode })
+    .returning({ id: brands.id, brandCode: brands.brandCode });
   return row;
 }
 

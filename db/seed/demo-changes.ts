@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, isNull, like, max } from 'drizzle-orm';
+import { and, desc, eq, isNull, like, max } from 'drizzle-orm';
 import type { Db } from '../client';
 import { brands, reviews, shops } from '../schema';
 
@@ -20,12 +20,14 @@ export async function makeDemoChanges(db: Db, now = new Date()): Promise<DemoCha
       .where(unanswered)
       .orderBy(desc(reviews.writtenAt))
       .limit(2);
-    const [toRemove] = await tx
+    // The newest reviews change, never the oldest: the README and the guides show R000000001 as the example.
+    const newest = await tx
       .select({ id: reviews.id, code: reviews.reviewCode })
       .from(reviews)
       .where(eq(reviews.brandId, brand.id))
-      .orderBy(asc(reviews.writtenAt), asc(reviews.reviewCode))
-      .limit(1);
+      .orderBy(desc(reviews.writtenAt), desc(reviews.reviewCode))
+      .limit(3);
+    const toRemove = newest.find((review) => review.id !== toReply?.id && review.id !== toAlert?.id);
     const [shop] = await tx.select({ id: shops.id }).from(shops).where(eq(shops.brandId, brand.id)).limit(1);
     if (!toReply || !toAlert || !toRemove || !shop) throw new Error('chicken-house has too few reviews left');
 

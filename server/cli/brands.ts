@@ -38,6 +38,7 @@ runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
       brandCode: values.code as string,
       displayName: values.name as string,
     });
-    process.stdout.write(`created brand ${brand?.brandCode} for ${partner.name}\n`);
+    if (!brand) throw new Error(`a brand with code ${values.code} already exists (npm run brands -- list)`);
+    process.stdout.write(`created brand ${brand.brandCode} for ${partner.name}\n`);
   });
 });

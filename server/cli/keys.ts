@@ -73,8 +73,10 @@ runCli(USAGE, OPTIONS, async ({ values, positionals }) => {
           label: values.label,
           expiresAt,
         });
+        // 190 random bits: a key equal to one issued before means the generator is broken.
+        if (!row) throw new Error('the generated key equals an existing one: nothing issued; run the command again');
         const until = expiresAt ? `, valid until ${kstTimestamp(expiresAt)}` : '';
-        process.stdout.write(`issued key ${row?.id} for ${partner.name}${until} (shown once, store it now):\n${key}\n`);
+        process.stdout.write(`issued key ${row.id} for ${partner.name}${until} (shown once, store it now):\n${key}\n`);
         return;
       }
       case 'list': {

@@ -27,7 +27,8 @@ runCli(USAGE, {}, async ({ positionals }) => {
       printTable(['ID', 'NAME', 'STATE', 'BRANDS', 'KEYS'], rows);
     } else if (command === 'create') {
       const partner = await createPartner(database.db, name as string);
-      process.stdout.write(`created partner ${partner?.id}: ${partner?.name}\n`);
+      if (!partner) throw new Error(`a partner named ${name} already exists (npm run partners -- list)`);
+      process.stdout.write(`created partner ${partner.id}: ${partner.name}\n`);
     } else {
       if (!(await setPartnerActive(database.db, name as string, command === 'activate')))
         throw new Error(`no partner named ${name}`);

@@ -32,7 +32,7 @@ export class FallbackLimiter implements RateLimiter {
       const decision = await Promise.race([asked, timeout]);
       if (this.degraded) {
         this.degraded = false;
-        this.log.info('rate-limit store answering again');
+        this.log.info({ store: this.shared.at }, 'rate-limit store answering again');
       }
       return decision;
     } catch (error) {
@@ -47,7 +47,7 @@ export class FallbackLimiter implements RateLimiter {
         .catch((refundError: unknown) => this.log.debug({ error: refundError }, 'rate-limit refund failed'));
       if (!this.degraded) {
         this.degraded = true;
-        this.log.warn({ error }, 'rate-limit store unavailable; limiting in process');
+        this.log.warn({ store: this.shared.at, error }, 'rate-limit store unavailable; limiting in process');
       } else {
         this.log.debug({ error }, 'rate-limit store still unavailable');
       }

@@ -37,6 +37,7 @@ export class RedisSlidingWindow implements RateLimiter {
     readonly policy: RateLimitPolicy,
     private readonly prefix = 'partner-api:ratelimit',
     private readonly clock: () => number = Date.now,
+    readonly at?: string,
   ) {
     this.limitScript = redis.createScript<number[]>(LIMIT_SCRIPT);
     this.refundScript = redis.createScript<number>(REFUND_SCRIPT);
@@ -65,8 +66,38 @@ export class RedisSlidingWindow implements RateLimiter {
 
   /** Another policy on the same client and prefix; its identifiers must differ from this one's. */
   withPolicy(policy: RateLimitPolicy): RedisSlidingWindow {
-    return new RedisSlidingWindow(this.redis, policy, this.prefix, this.clock);
+    return new RedisSlidingWindow(this.redis, policy, this.prefix, this.clock, this.at);
   }
+}
+
+/** A shared store as the server holds it, and what it was at start: the start line says which. */
+export type SharedStore = {
+  limiter: RateLimiter;
+  close(): Promise<void>;
+  /** `shared` once the store answered a PING at start; otherwise calls are limited in process until it does. */
+  status: 'shared' | 'unreachable, limiting in process';
+  /** host:port of the store, without the URL's credentials. */
+  at: string;
+};
+
+/** How long the start waits for the store to connect and answer before going on without it. */
+const START_WAIT_MS = 1_000;
+
+/** Whether `work` succeeds within `ms`; a failure or a late answer is false. */
+function answersWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  const late = new Promise<boolean>((resolve) => setTimeout(resolve, ms, false).unref());
+  return Promise.race([
+    work.then(
+      () => true,
+      () => false,
+    ),
+    late,
+  ]);
+}
+
+function hostAndPort(url: string, defaultPort: string): string {
+  const { hostname, port } = new URL(url);
+  return `${hostname}:${port || defaultPort}`;
 }
 
 /** The configured shared store, or undefined when none is configured (the in-process limiter is used). */
@@ -77,27 +108,39 @@ export async function connectSharedStore(
   /** One per deployment (tests use their own). */
   prefix = 'partner-api:ratelimit',
   clock: () => number = Date.now,
-): Promise<{ limiter: RateLimiter; close(): Promise<void> } | undefined> {
+): Promise<SharedStore | undefined> {
   const { UPSTASH_REDIS_REST_URL: url, UPSTASH_REDIS_REST_TOKEN: token } = config;
   if (url && token) {
+    const at = hostAndPort(url, url.startsWith('https:') ? '443' : '80');
     const redis = new Redis({ url, token, retry: { retries: 1, backoff: () => 50 } });
-    return { limiter: new RedisSlidingWindow(redis, policy, prefix, clock), close: async () => {} };
+    const answered = await answersWithin(redis.ping(), START_WAIT_MS);
+    return {
+      limiter: new RedisSlidingWindow(redis, policy, prefix, clock, at),
+      close: async () => {},
+      status: answered ? 'shared' : 'unreachable, limiting in process',
+      at,
+    };
   }
   if (!config.REDIS_URL) return undefined;
+  const at = hostAndPort(config.REDIS_URL, '6379');
   const client = createClient({
     url: config.REDIS_URL,
     // Fail at once while disconnected (the fallback answers) instead of queueing calls.
     disableOfflineQueue: true,
     socket: { connectTimeout: 1_000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 5_000) },
   });
-  client.on('error', (error: unknown) => log.debug({ error }, 'redis connection error'));
+  client.on('error', (error: unknown) => log.debug({ store: at, error }, 'redis connection error'));
   // Start even if Redis is down: connect() keeps retrying in the background, and calls fall back.
-  const connecting = client.connect().catch((error: unknown) => log.warn({ error }, 'redis connect failed'));
-  await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+  const connecting = client.connect().catch((error: unknown) => log.warn({ store: at, error }, 'redis connect failed'));
+  await answersWithin(connecting, START_WAIT_MS);
+  // Offline, PING fails at once (no offline queue); connected, it proves the store answers.
+  const answered = client.isReady && (await answersWithin(client.ping(), START_WAIT_MS));
   return {
-    limiter: new RedisSlidingWindow(new Redis(nodeRedisRequester(client)), policy, prefix, clock),
+    limiter: new RedisSlidingWindow(new Redis(nodeRedisRequester(client)), policy, prefix, clock, at),
     // The limiter has nothing to flush, and quit() waits for Redis, which may be stalled: drop the socket.
     close: async () => client.destroy(),
+    status: answered ? 'shared' : 'unreachable, limiting in process',
+    at,
   };
 }
 

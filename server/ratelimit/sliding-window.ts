@@ -21,6 +21,8 @@ export interface RateLimiter {
   refund?(identifier: string, calls?: number, counted?: RateLimitDecision): Promise<void>;
   /** The same store judging another policy, with counts of its own (the shared store). */
   withPolicy?(policy: RateLimitPolicy): RateLimiter;
+  /** Where a shared store is (host:port, never credentials), for the lines that say it failed. */
+  readonly at?: string;
 }
 
 export type RateLimitPolicy = { name: string; limit: number; windowMs: number };
