@@ -1,13 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { causeChain } from '../db/failure';
-import { ERROR_CATALOGUE, partnerCodeOf } from './errors';
 import type { Logger } from './logger';
-import { metrics } from './metrics';
-import { rateLimitHeaders } from './ratelimit/sliding-window';
-import { createRequestContext, type RequestContext, type Services } from './services';
-import { tracing } from './tracing';
-import type { PartnerScope } from './trpc';
+import { ERROR_CATALOGUE, partnerCodeOf } from './trpc/errors';
+import { metrics } from './trpc/metrics';
+import type { PartnerScope } from './trpc/procedures';
+import { rateLimitHeaders } from './trpc/ratelimit/sliding-window';
+import { createRequestContext, type RequestContext, type Services } from './trpc/services';
+import { tracing } from './trpc/tracing';
 
 /** What a request's access line says beyond the response (D-22), filled in while it runs; never the key. */
 export type AccessRecord = {
@@ -175,7 +175,7 @@ function causeOf(error: unknown): unknown {
 /** A single call over HTTP (REST, or one call on the tRPC transport): its If-None-Match, and its verdict. */
 export type Conditional = {
   ifNoneMatch: string | undefined;
-  /** Set once the answer matched: each transport turns it into its 304 (server/app.ts). */
+  /** Set once the answer matched: each transport turns it into its 304 (server/http/app.ts). */
   notModified: boolean;
 };
 

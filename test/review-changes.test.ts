@@ -12,7 +12,7 @@ import { brands, reviews, shops } from '../db/schema';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { makeDemoChanges } from '../db/seed/demo-changes';
 import { createCaller } from '../routers';
-import { createRequestContext, type Services } from '../server/services';
+import { createRequestContext, type Services } from '../server/trpc/services';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { expectPartnerError } from './support/errors';
 import { type BrandFixture, createBrandWithReviews, type ReviewSpec } from './support/factories';

@@ -4,7 +4,7 @@ import { kstDayStart } from '../db/kst';
 import { reviews } from '../db/schema';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createCaller } from '../routers';
-import { createRequestContext, type Services } from '../server/services';
+import { createRequestContext, type Services } from '../server/trpc/services';
 import { DRIVER, openTestDatabase } from './support/database';
 import { expectErrorBody, expectPartnerError } from './support/errors';
 import { type BrandFixture, createBrandWithReviews, type ReviewSpec } from './support/factories';

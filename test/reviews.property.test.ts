@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { addDays, kstDay, kstDayStart } from '../db/kst';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createCaller } from '../routers';
-import { createRequestContext, type Services } from '../server/services';
+import { createRequestContext, type Services } from '../server/trpc/services';
 import { DRIVER, openTestDatabase } from './support/database';
 import { type BrandFixture, createBrandWithReviews, type ReviewSpec } from './support/factories';
 import { callerFor, testServices } from './support/services';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createLogger } from '../server/logger';
-import { startTracing, type Tracing } from '../server/tracing';
+import { startTracing, type Tracing } from '../server/trpc/tracing';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { startServer, testServices } from './support/services';

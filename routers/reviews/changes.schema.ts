@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FeedPosition } from '../../db/queries/review-changes';
 import { PUBLIC_CODE } from '../../db/schema/columns';
-import type { BrandParameters, CallFacts, ParameterIssues } from '../../server/trpc';
+import type { BrandParameters, CallFacts, ParameterIssues } from '../../server/trpc/procedures';
 import { envelopeOf, optional, pageParams } from '../shared/contract';
 import { readOperation } from '../shared/meta';
 import { CURSOR_TEXT, decodePayload, encodePayload, FIRST_SECOND, fingerprintOf, LAST_SECOND } from './cursor';

@@ -1,6 +1,6 @@
 import { readReviewChanges } from '../../db/queries/review-changes';
-import { PartnerApiError } from '../../server/errors';
-import { brandProcedure } from '../../server/trpc';
+import { PartnerApiError } from '../../server/trpc/errors';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import {
   feedCursorOf,

@@ -1,14 +1,14 @@
-import { controlOf, type Db, slotsOf } from '../db/client';
-import type { PoolSlots } from '../db/pool-slots';
-import { type ApiKeyState, loadApiKeyStates } from '../db/queries/apiKeys';
-import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
-import type { Replicas } from '../db/replicas';
-import type { Config } from './config';
-import type { Logger } from './logger';
+import { controlOf, type Db, slotsOf } from '../../db/client';
+import type { PoolSlots } from '../../db/pool-slots';
+import { type ApiKeyState, loadApiKeyStates } from '../../db/queries/apiKeys';
+import { type BrandEntry, loadBrandScopes } from '../../db/queries/brands';
+import type { Replicas } from '../../db/replicas';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { AccessRecord, Conditional } from '../request';
+import type { PartnerScope } from './procedures';
 import { FallbackLimiter } from './ratelimit/fallback';
 import { MemorySlidingWindow, policies, type RateLimiter, type RateLimitPolicy } from './ratelimit/sliding-window';
-import type { AccessRecord, Conditional } from './request';
-import type { PartnerScope } from './trpc';
 
 /** What lives as long as the process: built once in main.ts (or a test) and shared by every request. */
 export type Services = {

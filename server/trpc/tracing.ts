@@ -1,5 +1,5 @@
 import type * as Api from '@opentelemetry/api';
-import type { TraceParent } from './request';
+import type { TraceParent } from '../request';
 
 /** OpenTelemetry (D-22), loaded only when configured; spans by hand (ESM auto-instrumentation: docs/operations.md). */
 export type Tracing = {

@@ -1,17 +1,17 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
-import type { Db } from '../db/client';
-import { API_KEY_FORMAT, hashApiKey } from '../db/keys';
-import { kstToday } from '../db/kst';
-import { PoolBusyError, type PoolSlots } from '../db/pool-slots';
-import type { ApiKeyState } from '../db/queries/apiKeys';
-import { replicaFailureIn } from '../db/replicas';
-import { PUBLIC_CODE } from '../db/schema/columns';
+import type { Db } from '../../db/client';
+import { API_KEY_FORMAT, hashApiKey } from '../../db/keys';
+import { kstToday } from '../../db/kst';
+import { PoolBusyError, type PoolSlots } from '../../db/pool-slots';
+import type { ApiKeyState } from '../../db/queries/apiKeys';
+import { replicaFailureIn } from '../../db/replicas';
+import { PUBLIC_CODE } from '../../db/schema/columns';
+import { answerConditionally } from '../request';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
 import { metrics } from './metrics';
 import { type RateLimitDecision, rateLimitHeaders, secondsUntil } from './ratelimit/sliding-window';
-import { answerConditionally } from './request';
 import type { RequestContext } from './services';
 import { tracing } from './tracing';
 
