@@ -5,7 +5,7 @@ import { DEMO_KEYS } from '../db/seed/demo';
 import { parseConfig } from '../server/config';
 import { openApiDocument } from '../server/http/openapi';
 import { createLogger, silentLogger } from '../server/logger';
-import { matches } from '../server/request';
+import { matches } from '../server/trpc/conditional';
 import { connectSharedStore } from '../server/trpc/ratelimit/redis';
 import { MemorySlidingWindow, policies } from '../server/trpc/ratelimit/sliding-window';
 import { NOW, openTestDatabase } from './support/database';

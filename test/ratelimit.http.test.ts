@@ -3,7 +3,7 @@ import { generateApiKey, hashApiKey } from '../db/keys';
 import { findPartnerByName, insertApiKey, revokeApiKey } from '../db/queries/apiKeys';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createCaller } from '../routers';
-import { createRequestContext } from '../server/trpc/services';
+import { createRequestContext } from '../server/trpc/context';
 import { NOW, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';

@@ -3,10 +3,11 @@ import { sql } from 'drizzle-orm';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import { type AppRouter, appRouter } from '../../routers';
-import { type AccessRecord, httpContext, logFailure, pathOf, requestIdAndAccessLog } from '../request';
+import { type AccessRecord, createRequestContext, type RequestContext } from '../trpc/context';
 import { ERROR_CATALOGUE, errorEnvelope, httpStatusOf, type PartnerErrorCode } from '../trpc/errors';
 import { checkKeyAndLimit, untilAborted } from '../trpc/procedures';
 import type { Services } from '../trpc/services';
+import { logFailure, pathOf, requestIdAndAccessLog } from './access-log';
 import { docsRouter } from './docs';
 import { openApiDocument } from './openapi';
 import { restRoutes } from './routes';
@@ -102,6 +103,18 @@ export function createApp(
     sendError(res, 'PARTNER_API_INTERNAL_ERROR');
   });
   return app;
+}
+
+/** A request's context from an express request, for REST and the tRPC transport. */
+function httpContext(services: Services, req: Request, res: Response): RequestContext {
+  const access = res.locals.access as AccessRecord | undefined;
+  return createRequestContext(services, {
+    apiKey: req.get('x-partner-api-key'),
+    clientAddress: access?.client ?? 'unknown',
+    requestId: String(res.locals.requestId),
+    signal: res.locals.signal as AbortSignal | undefined,
+    access,
+  });
 }
 
 function sendError(res: Response, code: PartnerErrorCode) {

@@ -1,5 +1,7 @@
 import type * as Api from '@opentelemetry/api';
-import type { TraceParent } from '../request';
+
+/** The parts of a W3C Trace Context `traceparent` header (version 00 layout). */
+export type TraceParent = { traceId: string; parentId: string; flags: number };
 
 /** OpenTelemetry (D-22), loaded only when configured; spans by hand (ESM auto-instrumentation: docs/operations.md). */
 export type Tracing = {

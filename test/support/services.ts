@@ -7,8 +7,9 @@ import { parseConfig } from '../../server/config';
 import { createApp } from '../../server/http/app';
 import { createHttpServer, type SocketBounds } from '../../server/http/server';
 import { createLogger, silentLogger } from '../../server/logger';
+import { createRequestContext } from '../../server/trpc/context';
 import type { RateLimiter } from '../../server/trpc/ratelimit/sliding-window';
-import { createRequestContext, createServices, type Services } from '../../server/trpc/services';
+import { createServices, type Services } from '../../server/trpc/services';
 import { NOW } from './database';
 
 /**

@@ -1,29 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import { causeChain } from '../db/failure';
-import type { Logger } from './logger';
-import { ERROR_CATALOGUE, partnerCodeOf } from './trpc/errors';
-import { metrics } from './trpc/metrics';
-import type { PartnerScope } from './trpc/procedures';
-import { rateLimitHeaders } from './trpc/ratelimit/sliding-window';
-import { createRequestContext, type RequestContext, type Services } from './trpc/services';
-import { tracing } from './trpc/tracing';
-
-/** What a request's access line says beyond the response (D-22), filled in while it runs; never the key. */
-export type AccessRecord = {
-  requestId: string;
-  traceId: string;
-  client: string | undefined;
-  /** The procedure (`reviews.list`), `trpc.batch`, or a route label (routeLabel): bounded cardinality. */
-  operation?: string;
-  partnerId?: number;
-  keyPrefix?: string;
-  code?: string;
-  cause?: unknown;
-};
-
-/** The parts of a W3C Trace Context `traceparent` header (version 00 layout). */
-export type TraceParent = { traceId: string; parentId: string; flags: number };
+import { causeChain } from '../../db/failure';
+import type { Logger } from '../logger';
+import type { AccessRecord } from '../trpc/context';
+import { ERROR_CATALOGUE, partnerCodeOf } from '../trpc/errors';
+import { metrics } from '../trpc/metrics';
+import { type TraceParent, tracing } from '../trpc/tracing';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const MAX_PATH = 200;
@@ -109,18 +91,6 @@ export function parseTraceparent(header: string | undefined): TraceParent | unde
   return { traceId, parentId, flags: Number.parseInt(flags, 16) };
 }
 
-/** A request's context from an express request, for REST and the tRPC transport. */
-export function httpContext(services: Services, req: Request, res: Response): RequestContext {
-  const access = res.locals.access as AccessRecord | undefined;
-  return createRequestContext(services, {
-    apiKey: req.get('x-partner-api-key'),
-    clientAddress: access?.client ?? 'unknown',
-    requestId: String(res.locals.requestId),
-    signal: res.locals.signal as AbortSignal | undefined,
-    access,
-  });
-}
-
 /** D-12, D-22: a refusal's code and reason go on the access line, an internal error also on an error line. */
 export function logFailure(log: Logger, req: Request, error: unknown) {
   const locals = req.res?.locals;
@@ -168,56 +138,4 @@ function causeOf(error: unknown): unknown {
     }
   }
   return ERROR_CATALOGUE[partnerCodeOf(error)].reason;
-}
-
-// Conditional requests (D-27): a weak ETag on a single call's 200, and a 304 that gives its unit back.
-
-/** A single call over HTTP (REST, or one call on the tRPC transport): its If-None-Match, and its verdict. */
-export type Conditional = {
-  ifNoneMatch: string | undefined;
-  /** Set once the answer matched: each transport turns it into its 304 (server/http/app.ts). */
-  notModified: boolean;
-};
-
-/** A weak ETag of the partner and the answer's JSON only, so every server tags equal answers alike. */
-function entityTag(partnerId: number, answer: unknown): string {
-  // UTF-16 code units as they are: no UTF-8 encoding pass over a page of Korean text.
-  const digest = createHash('sha256')
-    .update(`${partnerId}:`, 'utf16le')
-    .update(JSON.stringify(answer), 'utf16le')
-    .digest('base64url');
-  return `W/"${digest.slice(0, 22)}"`;
-}
-
-/** RFC 9110 §13.1.2: `*`, or a list of tags of which one is `tag` by weak comparison (W/ on either side). */
-export function matches(ifNoneMatch: string | undefined, tag: string): boolean {
-  if (ifNoneMatch === undefined) return false;
-  if (ifNoneMatch.trim() === '*') return true;
-  const opaque = tag.replace(/^W\//, '');
-  return ifNoneMatch.match(/"[^"]*"/g)?.includes(opaque) ?? false;
-}
-
-/** A single call's ETag and `Cache-Control: private`; a 304 gives its unit back within the 304 budget. */
-export async function answerConditionally(ctx: RequestContext, partner: PartnerScope, answer: unknown) {
-  const conditional = ctx.conditional;
-  // A call its deadline or client already ended has answered 500 (D-20): there is nothing to tag.
-  if (!conditional || ctx.signal.aborted) return;
-  const tag = entityTag(partner.partnerId, answer);
-  const notModified = matches(conditional.ifNoneMatch, tag);
-  const { policy, limiter } = ctx.rateLimit;
-  const { identifier, decision } = partner.counted;
-  let remaining = decision.remaining;
-  if (notModified && limiter.refund && (await ctx.rateLimit.notModified.limit(`not-modified:${identifier}`)).success) {
-    await limiter.refund(identifier, 1, decision);
-    remaining = Math.min(decision.limit, remaining + 1);
-  }
-  // Set only now, with nothing left to wait for, so an answer that failed meanwhile carries no ETag.
-  if (ctx.signal.aborted) return;
-  if (remaining !== decision.remaining) {
-    const refunded = { success: true, limit: decision.limit, remaining, reset: decision.reset };
-    Object.assign(ctx.responseHeaders, rateLimitHeaders(policy, refunded, ctx.now().getTime()));
-  }
-  ctx.responseHeaders.ETag = tag;
-  ctx.responseHeaders['Cache-Control'] = 'private';
-  conditional.notModified = notModified;
 }
