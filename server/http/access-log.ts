@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ROOT_CONTEXT, type TextMapGetter, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { NextFunction, Request, Response } from 'express';
+import { pinoHttp } from 'pino-http';
 import { causeChain } from '../../db/failure';
 import type { Logger } from '../logger';
 import type { AccessRecord } from '../trpc/context';
 import { ERROR_CATALOGUE, partnerCodeOf } from '../trpc/errors';
 import { metrics } from '../trpc/metrics';
-import { type TraceParent, tracing } from '../trpc/tracing';
+import { tracing } from '../trpc/tracing';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const MAX_PATH = 200;
@@ -13,56 +17,98 @@ const MAX_PATH = 200;
 /** The status logged and counted for a request the client abandoned before its answer (nginx's 499). */
 const CLIENT_CLOSED = 499;
 
-/** D-12: the request id on every response; D-22: one access line a request, an abandoned one as 499. */
+/** D-22: a valid W3C `traceparent` makes the caller's trace this request's; an invalid one is ignored. */
+const traceContext = new W3CTraceContextPropagator();
+
+/** `traceparent` alone: `tracestate` is text the caller wrote, and no span carries what a caller sent (D-22). */
+const traceparentOnly: TextMapGetter<IncomingHttpHeaders> = {
+  keys: () => ['traceparent'],
+  get: (headers, key) => (key === 'traceparent' ? headers.traceparent : undefined),
+};
+
+/** When the request arrived, and how much its connection had carried by then. */
+type Arrival = { at: bigint; bytesWritten: number };
+
+/** D-12: the request id on every response; D-22: one access line a request (pino-http), an abandoned one as 499. */
 export function requestIdAndAccessLog(log: Logger) {
+  const accessLog = pinoHttp<Request, Response>({
+    logger: log,
+    genReqId: requestIdOf,
+    // req.log binds the request id alone: every line a request logs carries it, and nothing else of it.
+    customAttributeKeys: { reqId: 'requestId' },
+    quietReqLogger: true,
+    quietResLogger: true,
+    // The request itself is never logged (its headers hold the key, D-4): the line says what it needs.
+    wrapSerializers: false,
+    serializers: { req: () => undefined },
+    customSuccessMessage: () => 'request',
+    customErrorMessage: () => 'request',
+    customSuccessObject: accessLine,
+    customErrorObject: accessLine,
+  });
   return (req: Request, res: Response, next: NextFunction) => {
-    const offered = req.get('x-request-id');
-    const requestId = offered && REQUEST_ID.test(offered) ? offered : randomUUID();
-    res.setHeader('x-request-id', requestId);
-    const parent = parseTraceparent(req.headers.traceparent as string | undefined);
+    accessLog(req, res);
+    const parent = traceContext.extract(ROOT_CONTEXT, req.headers, traceparentOnly);
     const traced = tracing;
     const span = traced?.startHttpSpan(req.method, parent);
     const access: AccessRecord = {
-      requestId,
-      traceId: span?.traceId ?? parent?.traceId ?? randomUUID().replaceAll('-', ''),
+      traceId: span?.traceId ?? trace.getSpanContext(parent)?.traceId ?? randomUUID().replaceAll('-', ''),
       client: req.ip ?? req.socket.remoteAddress,
     };
-    res.locals.requestId = requestId;
+    const arrival: Arrival = { at: process.hrtime.bigint(), bytesWritten: req.socket.bytesWritten };
     res.locals.access = access;
-    const started = process.hrtime.bigint();
-    const bytesBefore = req.socket.bytesWritten;
-    res.once('close', () => {
-      const abandoned = !res.writableFinished;
-      const status = abandoned ? CLIENT_CLOSED : res.statusCode;
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const path = pathOf(req);
-      const operation = access.operation ?? routeLabel(path, status);
-      metrics?.requestDuration.observe({ operation, status }, seconds);
-      if (span) traced?.endHttpSpan(span, operation, status);
-      log.info(
-        {
-          requestId,
-          traceId: access.traceId,
-          operation,
-          method: req.method,
-          path: path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path,
-          status,
-          durationMs: Math.round(seconds * 1e6) / 1e3,
-          // What this response put on the wire, headers included (the connection may carry more).
-          bytes: req.socket.bytesWritten - bytesBefore,
-          client: access.client,
-          partnerId: access.partnerId,
-          keyPrefix: access.keyPrefix,
-          // D-12: a refused or failed request's code and its reason, never a value.
-          code: access.code,
-          cause: abandoned ? 'client closed the connection' : access.cause,
-          abandoned: abandoned || undefined,
-        },
-        'request',
-      );
-    });
+    res.locals.arrival = arrival;
+    // With metrics and tracing off, nothing waits for the request's end but the access line (D-22).
+    if (metrics || span)
+      res.once('close', () => {
+        const { operation, status } = outcomeOf(req, res);
+        metrics?.requestDuration.observe({ operation, status }, secondsSince(arrival));
+        if (span) traced?.endHttpSpan(span, operation, status);
+      });
     if (span && traced) traced.runInSpan(span, next);
     else next();
+  };
+}
+
+/** D-12: the caller's `x-request-id` if it is one we accept, else a new one; set on the response. */
+function requestIdOf(req: Request, res: Response): string {
+  const offered = req.get('x-request-id');
+  const requestId = offered && REQUEST_ID.test(offered) ? offered : randomUUID();
+  res.setHeader('x-request-id', requestId);
+  return requestId;
+}
+
+/** How a request ended: its status (499 if abandoned) and its operation, or a route label if no procedure took it. */
+function outcomeOf(req: Request, res: Response) {
+  const abandoned = !res.writableFinished;
+  const status = abandoned ? CLIENT_CLOSED : res.statusCode;
+  const path = pathOf(req);
+  const access = res.locals.access as AccessRecord;
+  return { abandoned, status, path, access, operation: access.operation ?? routeLabel(path, status) };
+}
+
+const secondsSince = (arrival: Arrival) => Number(process.hrtime.bigint() - arrival.at) / 1e9;
+
+/** The access line's fields after the request id pino-http binds (D-22): never the key, never a value sent. */
+function accessLine(req: Request, res: Response) {
+  const { abandoned, status, path, access, operation } = outcomeOf(req, res);
+  const arrival = res.locals.arrival as Arrival;
+  return {
+    traceId: access.traceId,
+    operation,
+    method: req.method,
+    path: path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path,
+    status,
+    durationMs: Math.round(secondsSince(arrival) * 1e6) / 1e3,
+    // What this response put on the wire, headers included (the connection may carry more).
+    bytes: req.socket.bytesWritten - arrival.bytesWritten,
+    client: access.client,
+    partnerId: access.partnerId,
+    keyPrefix: access.keyPrefix,
+    // D-12: a refused or failed request's code and its reason, never a value.
+    code: access.code,
+    cause: abandoned ? 'client closed the connection' : access.cause,
+    abandoned: abandoned || undefined,
   };
 }
 
@@ -76,23 +122,8 @@ function routeLabel(path: string, status: number): string {
   return status === 404 ? 'not_found' : 'other';
 }
 
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
-const ZERO_TRACE = '0'.repeat(32);
-const ZERO_PARENT = '0'.repeat(16);
-
-/** The caller's trace, if its `traceparent` is valid per W3C Trace Context (D-22); else a new trace starts. */
-export function parseTraceparent(header: string | undefined): TraceParent | undefined {
-  if (!header || header.length < 55 || header.length > 512) return undefined;
-  const match = TRACEPARENT.exec(header);
-  if (!match) return undefined;
-  const [, version, traceId, parentId, flags, rest] = match;
-  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
-  if (!traceId || !parentId || !flags || traceId === ZERO_TRACE || parentId === ZERO_PARENT) return undefined;
-  return { traceId, parentId, flags: Number.parseInt(flags, 16) };
-}
-
 /** D-12, D-22: a refusal's code and reason go on the access line, an internal error also on an error line. */
-export function logFailure(log: Logger, req: Request, error: unknown) {
+export function logFailure(req: Request, error: unknown) {
   const locals = req.res?.locals;
   const access = locals?.access as AccessRecord | undefined;
   if (access?.code !== undefined) return;
@@ -102,8 +133,8 @@ export function logFailure(log: Logger, req: Request, error: unknown) {
     access.cause = causeOf(error);
   }
   if (code === 'PARTNER_API_INTERNAL_ERROR' && !locals?.abandoned) {
-    const { requestId, traceId, operation } = access ?? {};
-    log.error({ requestId, traceId, operation, code, error }, 'request failed');
+    const { traceId, operation } = access ?? {};
+    req.log.error({ traceId, operation, code, error }, 'request failed');
   }
 }
 

@@ -47,7 +47,6 @@ export type PartnerScope = {
 
 /** What a request's access line says beyond the response (D-22), filled in while it runs; never the key. */
 export type AccessRecord = {
-  requestId: string;
   traceId: string;
   client: string | undefined;
   /** The procedure (`reviews.list`), `trpc.batch`, or a route label (routeLabel): bounded cardinality. */
