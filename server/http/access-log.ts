@@ -34,13 +34,11 @@ export function requestIdAndAccessLog(log: Logger) {
   const accessLog = pinoHttp<Request, Response>({
     logger: log,
     genReqId: requestIdOf,
-    // req.log binds the request id alone: every line a request logs carries it, and nothing else of it.
-    customAttributeKeys: { reqId: 'requestId' },
-    quietReqLogger: true,
-    quietResLogger: true,
-    // The request itself is never logged (its headers hold the key, D-4): the line says what it needs.
+    // The request is bound to req.log as its id alone, under `requestId`: every line it logs carries the id,
+    // never its headers (they hold the key, D-4). One child logger a request (quietReqLogger would make two).
+    customAttributeKeys: { req: 'requestId' },
     wrapSerializers: false,
-    serializers: { req: () => undefined },
+    serializers: { requestId: (request: Request) => request.id },
     customSuccessMessage: () => 'request',
     customErrorMessage: () => 'request',
     customSuccessObject: accessLine,
