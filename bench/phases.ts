@@ -42,10 +42,10 @@ function mappings(top: number) {
 }
 
 mark('node ready');
-const { createApp } = await import('../server/app');
+const { createApp } = await import('../server/http/app');
 const { openDemoDatabase } = await import('../server/demo');
 const { pgliteOf } = await import('../db/client');
-const { createServices } = await import('../server/services');
+const { createServices } = await import('../server/trpc/services');
 const { parseConfig } = await import('../server/config');
 const { createLogger } = await import('../server/logger');
 mark('imports');

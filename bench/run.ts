@@ -10,7 +10,8 @@ import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
 import { createCaller } from '../routers';
 import { parseConfig } from '../server/config';
 import { silentLogger } from '../server/logger';
-import { createRequestContext, createServices } from '../server/services';
+import { createRequestContext } from '../server/trpc/context';
+import { createServices } from '../server/trpc/services';
 
 // npm run bench [-- --reviews N --runs R]: on a large brand, the review list's access paths, review-stats
 // and sales through the whole procedure stack (auth, limit, validation, query, output schema), against

@@ -1,4 +1,4 @@
-import { createCallerFactory, router } from '../server/trpc';
+import { createCallerFactory, router } from '../server/trpc/procedures';
 import { list as listBrands } from './brands/list';
 import { list as listReviewStats } from './reviewStats/list';
 import { changes as reviewChanges } from './reviews/changes';

@@ -3,7 +3,7 @@ import type { Db } from '../db/client';
 import { addDays, kstDayStart, kstToday } from '../db/kst';
 import { pruneReviewChanges } from '../db/queries/review-changes';
 import type { Logger } from './logger';
-import { metrics } from './metrics';
+import { metrics } from './trpc/metrics';
 
 /** How long after KST midnight the daily run starts: late enough that yesterday's collection has landed. */
 export const RUN_AFTER_MIDNIGHT_MS = 5 * 60 * 1000;

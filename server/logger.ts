@@ -4,7 +4,7 @@ import { boundedError } from './log-errors';
 
 // JSON logs, one line an event (D-17, D-22); never the API key, and every `error` field through boundedError.
 
-export type Logger = Pick<pino.Logger, 'debug' | 'info' | 'warn' | 'error'>;
+export type Logger = pino.Logger;
 
 /** Lines wait for this many bytes, or for LOG_FLUSH_MS, before they are written to stdout. */
 const LOG_BATCH_BYTES = 4096;

@@ -5,15 +5,15 @@ import { openDatabase } from '../db/client';
 import { failureLines } from '../db/failure';
 import { Replicas } from '../db/replicas';
 import { scheduleDailyAggregate } from './aggregate-schedule';
-import { createApp } from './app';
 import { ConfigError, parseConfig, STORE_CLOSE_RESERVE_MS } from './config';
 import { FeedStallWatch } from './feed-stall';
-import { createHttpServer } from './http-server';
+import { createApp } from './http/app';
+import { createHttpServer } from './http/server';
 import { createLogger, flushLogs, logUnhandledRejections } from './logger';
-import { enableMetrics, startMetricsServer } from './metrics';
-import { policies } from './ratelimit/sliding-window';
-import { createServices } from './services';
-import { startTracing } from './tracing';
+import { enableMetrics, startMetricsServer } from './trpc/metrics';
+import { policies } from './trpc/ratelimit/sliding-window';
+import { createServices } from './trpc/services';
+import { startTracing } from './trpc/tracing';
 
 // Start: config, database, services, app, listen; drain on SIGTERM (D-1, D-2, D-17, D-20).
 
@@ -68,7 +68,7 @@ async function main() {
   const { perKey } = policies(config.RATE_LIMIT_PER_MINUTE);
   const store =
     config.REDIS_URL || config.UPSTASH_REDIS_REST_URL
-      ? await (await import('./ratelimit/redis')).connectSharedStore(config, perKey, log)
+      ? await (await import('./trpc/ratelimit/redis')).connectSharedStore(config, perKey, log)
       : undefined;
   const services = createServices(config, database.db, log, undefined, store?.limiter, undefined, reads);
   // D-6: every instance schedules the daily aggregate, one of them builds; it writes, so on the primary (D-23).

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { appRouter } from '../routers';
-import type { PartnerErrorCode } from '../server/errors';
+import type { PartnerErrorCode } from '../server/trpc/errors';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND, ENDPOINTS, loadSamples } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';

@@ -8,7 +8,7 @@ import { expectPartnerError } from './support/errors';
 import { createBrandWithReviews } from './support/factories';
 import { callerFor, testServices } from './support/services';
 
-// A path's brand is resolved from the brand cache (server/services.ts: no round trip per
+// A path's brand is resolved from the brand cache (server/trpc/services.ts: no round trip per
 // call), in the partner's scope (D-13). Its stated bound: a change of which partner a brand belongs
 // to is seen by every call once the cache is 1 s old; a brand added is found at once.
 let database: Awaited<ReturnType<typeof openTestDatabase>>;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyState } from '../db/queries/apiKeys';
-import { RefreshingCache } from '../server/services';
+import { RefreshingCache } from '../server/trpc/services';
 
-// The caches of keys and brands (server/services.ts): entries at most 1 s old, refreshed ahead of
+// The caches of keys and brands (server/trpc/services.ts): entries at most 1 s old, refreshed ahead of
 // that bound; one shared load, bounded, so no stuck statement holds the key check of every call (D-20).
 const state: ApiKeyState = {
   keyHash: 'h',

@@ -270,7 +270,7 @@ describe('the checks themselves', () => {
       "import { pgTable } from 'drizzle-orm/pg-core';",
       "import { success } from '../shared/contract';",
       'GET http://127.0.0.1:3000/docs/assets/x.js and /partner/v1/brands',
-      'the packed sdk/dist/index.js, db/migrations/*.sql, server/ratelimit/',
+      'the packed sdk/dist/index.js, db/migrations/*.sql, server/trpc/ratelimit/',
       'partner guide § Rate limits; RFC 9110 §10.2.3; README.md',
       'KST helpers; each helper accepts both',
     ]) {

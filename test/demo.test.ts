@@ -11,7 +11,7 @@ import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { createCaller } from '../routers';
 import { openDemoDatabase, writeSnapshot } from '../server/demo';
 import { createLogger, silentLogger } from '../server/logger';
-import { createRequestContext } from '../server/services';
+import { createRequestContext } from '../server/trpc/context';
 import { expectPartnerError } from './support/errors';
 import { testServices } from './support/services';
 

@@ -5,7 +5,7 @@ import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { ASSETS, SOURCE_DIRS } from '../scripts/build';
 import { parseConfig } from '../server/config';
-import { errorEnvelope } from '../server/errors';
+import { errorEnvelope } from '../server/trpc/errors';
 
 // D-24: the supported Node is declared once (.nvmrc) and everything else agrees with it; the container
 // recipe runs the same package scripts as CI's rehearsal (.ci/run), so the two cannot drift apart.

@@ -4,7 +4,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { appRouter } from '../routers';
-import { restRoutes } from '../server/routes';
+import { restRoutes } from '../server/http/routes';
 import { openTestDatabase } from './support/database';
 import { startServer, testServices } from './support/services';
 

@@ -61,7 +61,7 @@ describe('/docs', () => {
   });
 
   it('names every error code of the catalogue in the guide', async () => {
-    const { ERROR_CATALOGUE } = await import('../server/errors');
+    const { ERROR_CATALOGUE } = await import('../server/trpc/errors');
     const html = String((await server.request('/docs')).body);
     for (const code of Object.keys(ERROR_CATALOGUE)) expect(html, code).toContain(code);
   });

@@ -5,9 +5,9 @@ import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { appRouter } from '../routers';
-import { ERROR_CATALOGUE, type PartnerErrorCode } from '../server/errors';
-import { openApiDocument } from '../server/openapi';
-import { restRoutes } from '../server/routes';
+import { openApiDocument } from '../server/http/openapi';
+import { restRoutes } from '../server/http/routes';
+import { ERROR_CATALOGUE, type PartnerErrorCode } from '../server/trpc/errors';
 import { ENDPOINTS, endpointsWith } from './support/endpoints';
 
 // D-15: the document partners generate clients from. It is generated from the router; the

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { appRouter } from '../routers';
-import type { Services } from '../server/services';
+import type { Services } from '../server/trpc/services';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND, ENDPOINTS, loadSamples } from './support/endpoints';
 import { callerFor, testServices } from './support/services';

@@ -23,7 +23,7 @@ beforeAll(async () => {
 
 const all = { page: 1, limit: 100 };
 
-/** The brand a partner's path names, as the brand cache holds it (server/services.ts). */
+/** The brand a partner's path names, as the brand cache holds it (server/trpc/services.ts). */
 async function brandInScope(partnerId: number, brandCode: string): Promise<BrandEntry | undefined> {
   const brand = (await loadBrandScopes(database.db)).get(brandCode);
   return brand?.partnerId === partnerId ? brand : undefined;

@@ -5,9 +5,9 @@ import { hashApiKey } from '../db/keys';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { parseConfig } from '../server/config';
 import { createLogger } from '../server/logger';
-import { connectSharedStore, type RedisSlidingWindow } from '../server/ratelimit/redis';
-import { policies } from '../server/ratelimit/sliding-window';
-import { createServices } from '../server/services';
+import { connectSharedStore, type RedisSlidingWindow } from '../server/trpc/ratelimit/redis';
+import { policies } from '../server/trpc/ratelimit/sliding-window';
+import { createServices } from '../server/trpc/services';
 import { NOW, openTestDatabase } from './support/database';
 import { startServer } from './support/services';
 

@@ -3,7 +3,7 @@ import { generateApiKey, hashApiKey } from '../db/keys';
 import { findPartnerByName, insertApiKey, revokeApiKey } from '../db/queries/apiKeys';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createCaller } from '../routers';
-import { createRequestContext } from '../server/services';
+import { createRequestContext } from '../server/trpc/context';
 import { NOW, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody, expectPartnerError } from './support/errors';
@@ -79,7 +79,7 @@ describe('refused keys per client address (D-14)', () => {
       createCaller(createRequestContext(services, { apiKey: key, clientAddress: '10.7.7.7' })).brands.list();
     expect((await call()).status).toBe('SUCCESS');
     await revokeApiKey(database.db, row.id, new Date(NOW.getTime() - 1000));
-    // The stated bound (server/services.ts): up to 1 s old, the key cache still holds it valid…
+    // The stated bound (server/trpc/services.ts): up to 1 s old, the key cache still holds it valid…
     clock += 1_000;
     expect((await call()).status).toBe('SUCCESS');
     // …and past it, every call sees the revocation.
@@ -89,8 +89,8 @@ describe('refused keys per client address (D-14)', () => {
   });
 
   it('takes the address from X-Forwarded-For only behind a trusted proxy', async () => {
-    const { createApp } = await import('../server/app');
-    const { createHttpServer } = await import('../server/http-server');
+    const { createApp } = await import('../server/http/app');
+    const { createHttpServer } = await import('../server/http/server');
     const services = testServices(database.db);
     const server = createHttpServer(createApp(services, { trustProxy: 'loopback' }), services.log).listen(
       0,

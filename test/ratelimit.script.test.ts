@@ -6,7 +6,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../server/config';
 import { createLogger } from '../server/logger';
-import { connectSharedStore, nodeRedisRequester, RedisSlidingWindow } from '../server/ratelimit/redis';
+import { connectSharedStore, nodeRedisRequester, RedisSlidingWindow } from '../server/trpc/ratelimit/redis';
 import { type OwnRedis, REDIS_SERVER_INSTALLED, startOwnRedis } from './support/redis-server';
 
 // D-14: the shared store's script, rule by rule, on the real Redis (skipped without TEST_REDIS_URL). Every

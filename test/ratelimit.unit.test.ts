@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemorySlidingWindow, rateLimitHeaders } from '../server/ratelimit/sliding-window';
+import { MemorySlidingWindow, rateLimitHeaders } from '../server/trpc/ratelimit/sliding-window';
 
 const policy = { name: 'default', limit: 100, windowMs: 60_000 };
 

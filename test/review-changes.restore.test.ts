@@ -14,7 +14,7 @@ import { createCaller } from '../routers';
 import { openFeedCursor } from '../routers/reviews/feed-cursor';
 import { FeedStallWatch } from '../server/feed-stall';
 import { createLogger } from '../server/logger';
-import { createRequestContext } from '../server/services';
+import { createRequestContext } from '../server/trpc/context';
 import { asPostgres, clustersUnavailable, freePort, PG_BIN, postgresUid, stopCluster } from './support/clusters';
 import { openTestDatabase, transactionsSettled } from './support/database';
 import { expectPartnerError } from './support/errors';

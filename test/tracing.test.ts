@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createLogger } from '../server/logger';
-import { startTracing, type Tracing } from '../server/tracing';
+import { startTracing, type Tracing } from '../server/trpc/tracing';
 import { openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { startServer, testServices } from './support/services';
@@ -62,7 +62,7 @@ describe('OpenTelemetry spans (D-22)', () => {
     const keyword = 'crispywings';
     const response = await server.request(`/partner/v1/brands/${DEMO_BRAND}/reviews?keyword=${keyword}`, {
       key: DEMO_KEYS.active,
-      headers: { traceparent: `00-${traceId}-${parentId}-01` },
+      headers: { traceparent: `00-${traceId}-${parentId}-01`, tracestate: 'vendor=callerstate4711' },
     });
     expect(response.status).toBeLessThan(500);
     await tracing.flush();
@@ -75,8 +75,9 @@ describe('OpenTelemetry spans (D-22)', () => {
     const procedure = trace.find((span) => span.parentSpanId === httpSpan?.spanId);
     expect(procedure).toMatchObject({ name: 'procedure reviews.list' });
 
-    // The keyword the call sent is in no span; the caches' shared reloads are no span of the request.
+    // The keyword and the tracestate the call sent are in no span; the caches' shared reloads are no span of it.
     expect(JSON.stringify(trace)).not.toContain(keyword);
+    expect(JSON.stringify(trace)).not.toContain('callerstate4711');
     expect(trace).toHaveLength(2);
 
     // The access line carries the same trace id, so a log line leads to its trace.

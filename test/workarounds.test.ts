@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { withoutStaleRows } from '../db/workarounds/postgres-js-stale-rows';
 
 // Every workaround for a third-party defect lives in a workarounds/ folder, one module a defect:
-// db/workarounds/ and server/workarounds/. Each names the dependency version it was written for. When an
+// db/workarounds/ and server/http/workarounds/. Each names the dependency version it was written for. When an
 // upgrade moves the installed version, its test here fails: whoever upgrades checks whether the defect is
 // fixed (each module says how), then removes the workaround or moves its version forward.
 const root = path.resolve(import.meta.dirname, '..');
-const modules = ['db/workarounds', 'server/workarounds'].flatMap((folder) =>
+const modules = ['db/workarounds', 'server/http/workarounds'].flatMap((folder) =>
   readdirSync(path.join(root, folder))
     .filter((name) => name.endsWith('.ts'))
     .map((name) => `${folder}/${name}`),

@@ -3,10 +3,12 @@ import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brands } from '../schema';
 import { type PageRequest, paginate } from './pagination';
-import type { CriticalRange } from './reviews/rules';
 
 /** A brand as every brand query takes it (tenancy): its row id, and the code its path names. */
 export type BrandScope = { id: number; brandCode: string };
+
+/** A brand's dissatisfaction range (D-7): star buckets from `min` to `max`, both included. */
+export type CriticalRange = { min: number; max: number };
 
 /** A brand as the brand cache holds it; a review read takes its range (D-7) from here, on a replica too (D-23). */
 export type BrandEntry = BrandScope & {

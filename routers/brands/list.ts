@@ -1,5 +1,5 @@
 import { listBrands } from '../../db/queries/brands';
-import { partnerProcedure } from '../../server/trpc';
+import { partnerProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import { listBrandsInput, listBrandsMeta, listBrandsOutput } from './list.schema';
 

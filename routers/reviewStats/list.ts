@@ -1,5 +1,5 @@
 import { listReviewStats } from '../../db/queries/reviewStats';
-import { brandProcedure } from '../../server/trpc';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import { pageOfVariants, rangeInOrder, resolveRange } from '../shared/report';
 import { listReviewStatsMeta, listReviewStatsOutput, listReviewStatsParams, reviewStatsRowSchema } from './list.schema';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BrandParameters, CallFacts, ParameterIssues } from '../../server/trpc';
+import type { BrandParameters, CallFacts, ParameterIssues } from '../../server/trpc/procedures';
 import { envelopeOf, optional, pageParams } from '../shared/contract';
 import { readOperation } from '../shared/meta';
 import { FEED_CURSOR_TEXT, openFeedCursor } from './feed-cursor';

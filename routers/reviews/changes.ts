@@ -1,7 +1,7 @@
 import { readReviewChanges } from '../../db/queries/review-changes';
 import { ReplicaBehindError } from '../../db/replicas';
-import { PartnerApiError } from '../../server/errors';
-import { brandProcedure } from '../../server/trpc';
+import { PartnerApiError } from '../../server/trpc/errors';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import {
   REVIEW_CHANGES_PATH,

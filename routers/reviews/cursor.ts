@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ReviewFilters, ReviewPosition } from '../../db/queries/reviews';
 import { PUBLIC_CODE } from '../../db/schema/columns';
-import { PartnerApiError } from '../../server/errors';
+import { PartnerApiError } from '../../server/trpc/errors';
 
 // D-19: base64url of [seconds, review_id, fingerprint]; not signed, as a forged one reads nothing page/limit can't.
 

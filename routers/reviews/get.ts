@@ -1,6 +1,6 @@
 import { findReview } from '../../db/queries/reviews';
-import { PartnerApiError } from '../../server/errors';
-import { brandProcedure } from '../../server/trpc';
+import { PartnerApiError } from '../../server/trpc/errors';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import { getReviewMeta, getReviewOutput, getReviewParams } from './get.schema';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BrandParameters } from '../../server/trpc';
+import type { BrandParameters } from '../../server/trpc/procedures';
 import {
   booleanParam,
   dayParam,

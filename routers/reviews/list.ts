@@ -1,5 +1,5 @@
 import { listReviews } from '../../db/queries/reviews';
-import { brandProcedure } from '../../server/trpc';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import { cursorPosition, encodeCursor, nextPageLink } from './cursor';
 import { listReviewsCheck, listReviewsMeta, listReviewsOutput, listReviewsParams } from './list.schema';

@@ -1,5 +1,5 @@
 import { listSales } from '../../db/queries/sales';
-import { brandProcedure } from '../../server/trpc';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import { pageOfVariants, rangeInOrder, resolveRange } from '../shared/report';
 import { listSalesMeta, listSalesOutput, listSalesParams, salesRowSchema } from './list.schema';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isCalendarDay } from '../../db/kst';
-import type { ParameterIssues } from '../../server/trpc';
+import type { ParameterIssues } from '../../server/trpc/procedures';
 
 // What every operation's contract is built from: its query parameters, its page, and the success envelope.
 

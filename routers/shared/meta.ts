@@ -1,5 +1,5 @@
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import type { PartnerErrorCode } from '../../server/errors';
+import type { PartnerErrorCode } from '../../server/trpc/errors';
 
 /** Errors every partner read can answer (partner guide § Errors rows marked "all"). */
 const ALWAYS: PartnerErrorCode[] = [

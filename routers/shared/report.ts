@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { addDays } from '../../db/kst';
 import type { Page } from '../../db/queries/pagination';
-import type { CallFacts, ParameterIssues } from '../../server/trpc';
+import type { CallFacts, ParameterIssues } from '../../server/trpc/procedures';
 import { dayParam, daysInOrder, optional } from './contract';
 
 // What review statistics and sales share: the day range (KST, inclusive) and rows in one variant per group_by.

@@ -1,5 +1,5 @@
 import { listShops } from '../../db/queries/shops';
-import { brandProcedure } from '../../server/trpc';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import { listShopsMeta, listShopsOutput, listShopsParams } from './list.schema';
 

@@ -1,6 +1,6 @@
 import { findUser } from '../../db/queries/users';
-import { PartnerApiError } from '../../server/errors';
-import { brandProcedure } from '../../server/trpc';
+import { PartnerApiError } from '../../server/trpc/errors';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import { getUserMeta, getUserOutput, getUserParams } from './get.schema';
 

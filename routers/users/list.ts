@@ -1,5 +1,5 @@
 import { listUsers } from '../../db/queries/users';
-import { brandProcedure } from '../../server/trpc';
+import { brandProcedure } from '../../server/trpc/procedures';
 import { success } from '../shared/contract';
 import { listUsersMeta, listUsersOutput, listUsersParams } from './list.schema';
 

@@ -2,7 +2,7 @@
 // these resolved types into standalone declarations (D-16), so the package carries no server types.
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../../routers';
-import type { PartnerErrorCode } from '../../server/errors';
+import type { PartnerErrorCode } from '../../server/trpc/errors';
 
 export type RouterInputs = inferRouterInputs<AppRouter>;
 export type RouterOutputs = inferRouterOutputs<AppRouter>;

@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { openApiDocument } from '../openapi';
+import { openApiDocument } from '../http/openapi';
 import { runCli } from './database';
 
 const USAGE = `usage: node dist/server/cli/openapi.js [FILE]   (npm run openapi)

@@ -13,11 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle, Db } from '../../db/client';
 import { brands as brandRows, reviews as reviewRows } from '../../db/schema';
 import { DEMO_KEYS } from '../../db/seed/demo';
-import { createApp } from '../../server/app';
 import { parseConfig } from '../../server/config';
-import { createHttpServer } from '../../server/http-server';
+import { createApp } from '../../server/http/app';
+import { createHttpServer } from '../../server/http/server';
 import { silentLogger } from '../../server/logger';
-import { createServices } from '../../server/services';
+import { createServices } from '../../server/trpc/services';
 import { NOW, openTestDatabase, transactionsSettled } from '../support/database';
 import { startServer, testServices } from '../support/services';
 

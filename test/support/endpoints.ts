@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEMO_KEYS } from '../../db/seed/demo';
 import { appRouter, type createCaller } from '../../routers';
-import type { Services } from '../../server/services';
+import type { Services } from '../../server/trpc/services';
 import { callerFor } from './services';
 
 type Caller = ReturnType<typeof createCaller>;

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { errorEnvelope, type PartnerErrorCode, partnerCodeOf } from '../../server/errors';
+import { errorEnvelope, type PartnerErrorCode, partnerCodeOf } from '../../server/trpc/errors';
 
 /** A procedure call fails with this partner code (createCaller throws the raw TRPCError; the code is ours). */
 export async function expectPartnerError(call: Promise<unknown>, code: PartnerErrorCode) {

@@ -3,12 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
 import type { Db } from '../../db/client';
 import { createCaller } from '../../routers';
-import { createApp } from '../../server/app';
 import { parseConfig } from '../../server/config';
-import { createHttpServer, type SocketBounds } from '../../server/http-server';
+import { createApp } from '../../server/http/app';
+import { createHttpServer, type SocketBounds } from '../../server/http/server';
 import { createLogger, silentLogger } from '../../server/logger';
-import type { RateLimiter } from '../../server/ratelimit/sliding-window';
-import { createRequestContext, createServices, type Services } from '../../server/services';
+import { createRequestContext } from '../../server/trpc/context';
+import type { RateLimiter } from '../../server/trpc/ratelimit/sliding-window';
+import { createServices, type Services } from '../../server/trpc/services';
 import { NOW } from './database';
 
 /**
@@ -24,7 +25,7 @@ export const PRODUCTION_RATE_LIMIT = { RATE_LIMIT_PER_MINUTE: String(parseConfig
 /**
  * Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. The
  * caches reload for an unknown key or brand without the production spacing (100 ms), so hundreds of
- * sequential bad keys take no minute; production keeps the default spacing (server/services.ts).
+ * sequential bad keys take no minute; production keeps the default spacing (server/trpc/services.ts).
  */
 export function testServices(
   db: Db,

@@ -1,11 +1,8 @@
 import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { reviews } from '../../schema';
-import type { BrandScope } from '../brands';
+import type { BrandScope, CriticalRange } from '../brands';
 
 // The review rules (D-7, D-8) that are not plain columns, each defined once for the field and its filter.
-
-/** A brand's dissatisfaction range (D-7): star buckets from `min` to `max`, both included. */
-export type CriticalRange = { min: number; max: number };
 
 /** A review read's brand, its range from the brand cache, so a replica (D-23) follows a change as the primary. */
 export type ReviewBrand = BrandScope & { criticalRange: CriticalRange };

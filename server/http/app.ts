@@ -2,14 +2,15 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import { sql } from 'drizzle-orm';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
-import { type AppRouter, appRouter } from '../routers';
+import { type AppRouter, appRouter } from '../../routers';
+import { type AccessRecord, createRequestContext, type RequestContext } from '../trpc/context';
+import { ERROR_CATALOGUE, errorEnvelope, httpStatusOf, type PartnerErrorCode } from '../trpc/errors';
+import { checkKeyAndLimit, untilAborted } from '../trpc/procedures';
+import type { Services } from '../trpc/services';
+import { logFailure, pathOf, requestIdAndAccessLog } from './access-log';
 import { docsRouter } from './docs';
-import { ERROR_CATALOGUE, errorEnvelope, httpStatusOf, type PartnerErrorCode } from './errors';
 import { openApiDocument } from './openapi';
-import { type AccessRecord, httpContext, logFailure, pathOf, requestIdAndAccessLog } from './request';
 import { restRoutes } from './routes';
-import type { Services } from './services';
-import { checkKeyAndLimit, untilAborted } from './trpc';
 import { conditionalOnResponse } from './workarounds/trpc-not-modified';
 import { partnerErrorBody } from './workarounds/trpc-to-openapi-error-body';
 
@@ -50,14 +51,14 @@ export function createApp(
   app.use(restApi(appRouter, services));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   // D-20: 503 unless the primary's control client (D-21, D-23) answers within 1 s.
-  app.get('/readyz', async (_req, res) => {
+  app.get('/readyz', async (req, res) => {
     if (options.draining?.()) return void res.status(503).json({ status: 'draining' });
     const signal = AbortSignal.any([res.locals.signal as AbortSignal, AbortSignal.timeout(READY_WITHIN_MS)]);
     try {
       await untilAborted(signal, () => services.control.execute(sql`select 1`));
       res.json({ status: 'ok' });
     } catch (error) {
-      services.log.error({ requestId: res.locals.requestId, error }, 'readiness check failed');
+      req.log.error({ error }, 'readiness check failed');
       res.status(503).json({ status: 'unavailable' });
     }
   });
@@ -79,7 +80,7 @@ export function createApp(
       ctx.authenticated.catch(() => undefined);
       return ctx;
     },
-    onError: ({ error, req }) => logFailure(services.log, req, error),
+    onError: ({ error, req }) => logFailure(req, error),
     responseMeta: ({ ctx, errors, info }) => {
       const headers = { ...ctx?.responseHeaders };
       // A single call answers with its partner status; a batch, with tRPC's own (207 when mixed).
@@ -94,14 +95,26 @@ export function createApp(
   // Any other path, with or without a key (D-12).
   app.use((_req, res) => sendError(res, 'PARTNER_API_NOT_FOUND'));
   // Last resort: nothing unforeseen reaches a response; the cause is logged with the request id.
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const access = res.locals.access as AccessRecord | undefined;
     if (access) access.code ??= 'PARTNER_API_INTERNAL_ERROR';
-    services.log.error({ requestId: res.locals.requestId, traceId: access?.traceId, error }, 'unhandled error');
+    req.log.error({ traceId: access?.traceId, error }, 'unhandled error');
     if (res.headersSent) return res.end();
     sendError(res, 'PARTNER_API_INTERNAL_ERROR');
   });
   return app;
+}
+
+/** A request's context from an express request, for REST and the tRPC transport. */
+function httpContext(services: Services, req: Request, res: Response): RequestContext {
+  const access = res.locals.access as AccessRecord | undefined;
+  return createRequestContext(services, {
+    apiKey: req.get('x-partner-api-key'),
+    clientAddress: access?.client ?? 'unknown',
+    requestId: String(req.id),
+    signal: res.locals.signal as AbortSignal | undefined,
+    access,
+  });
 }
 
 function sendError(res: Response, code: PartnerErrorCode) {
@@ -162,7 +175,7 @@ function restApi(router: AppRouter, services: Services) {
     },
     onError: ({ error, req }) => {
       if (req.res) partnerErrorBody(req.res);
-      logFailure(services.log, req, error);
+      logFailure(req, error);
     },
     // D-27: a 304 has no body; Node drops the one the adapter writes.
     responseMeta: ({ ctx, errors }) => ({

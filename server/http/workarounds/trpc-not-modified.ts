@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Conditional } from '../request';
+import type { Conditional } from '../../trpc/context';
 
 /**
  * Defect: a 304 from tRPC's responseMeta makes its fetch Response throw (a 304 cannot have a body): a 500.

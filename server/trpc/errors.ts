@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
-import { causeChain } from '../db/failure';
+import { causeChain } from '../../db/failure';
 
 /** Every error code (partner guide § Errors, D-12) and the access log's default reason (D-22, never sent). */
 export const ERROR_CATALOGUE = {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { Registry } from 'prom-client';
-import type { Logger } from './logger';
+import type { Logger } from '../logger';
 
 /** Prometheus metrics (D-22), off until enableMetrics(); labels never hold a path, key, partner or address. */
 export type Metrics = ReturnType<typeof createMetrics>;

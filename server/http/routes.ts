@@ -1,4 +1,4 @@
-import type { PartnerErrorCode } from './errors';
+import type { PartnerErrorCode } from '../trpc/errors';
 
 type ProcedureMeta = { openapi?: { method: string; path: string }; partnerErrors?: PartnerErrorCode[] };
 type RouterLike = { _def: { procedures: Record<string, unknown> } };

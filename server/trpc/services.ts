@@ -1,15 +1,13 @@
-import { controlOf, type Db, slotsOf } from '../db/client';
-import type { PoolSlots } from '../db/pool-slots';
-import { type ApiKeyState, loadApiKeyStates } from '../db/queries/apiKeys';
-import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
-import { loadFeedCursorKey } from '../db/queries/review-changes';
-import type { Replicas } from '../db/replicas';
-import type { Config } from './config';
-import type { Logger } from './logger';
+import { controlOf, type Db, slotsOf } from '../../db/client';
+import type { PoolSlots } from '../../db/pool-slots';
+import { type ApiKeyState, loadApiKeyStates } from '../../db/queries/apiKeys';
+import { type BrandEntry, loadBrandScopes } from '../../db/queries/brands';
+import { loadFeedCursorKey } from '../../db/queries/review-changes';
+import type { Replicas } from '../../db/replicas';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
 import { FallbackLimiter } from './ratelimit/fallback';
 import { MemorySlidingWindow, policies, type RateLimiter, type RateLimitPolicy } from './ratelimit/sliding-window';
-import type { AccessRecord, Conditional } from './request';
-import type { PartnerScope } from './trpc';
 
 /** What lives as long as the process: built once in main.ts (or a test) and shared by every request. */
 export type Services = {
@@ -38,39 +36,6 @@ export type Services = {
   /** The key that seals the feed's cursors (D-26), read once from the database. */
   feedCursorKey: () => Promise<Buffer>;
 };
-
-/** One request, whichever way it came (REST, tRPC transport, createCaller). */
-export type RequestContext = Services & {
-  /** The raw x-partner-api-key header; never logged. */
-  apiKey: string | undefined;
-  clientAddress: string;
-  requestId: string;
-  /** Aborted when the client has gone or the request's deadline passed (D-20); the call then answers 500. */
-  signal: AbortSignal;
-  /** The key check and limit already made for every call of the request (a tRPC batch, D-20). */
-  authenticated?: Promise<PartnerScope>;
-  /** Headers a middleware wants on the response (rate-limit fields); copied out by responseMeta. */
-  responseHeaders: Record<string, string>;
-  /** A single call over HTTP, which may answer 304 (D-27); unset for a tRPC batch and createCaller. */
-  conditional?: Conditional | undefined;
-  /** What the request's access line reports (HTTP only, D-22). */
-  access?: AccessRecord | undefined;
-};
-
-export function createRequestContext(
-  services: Services,
-  request: Partial<Pick<RequestContext, 'apiKey' | 'clientAddress' | 'requestId' | 'signal' | 'access'>>,
-): RequestContext {
-  return {
-    ...services,
-    apiKey: request.apiKey,
-    clientAddress: request.clientAddress ?? 'local',
-    requestId: request.requestId ?? 'local',
-    signal: request.signal ?? new AbortController().signal,
-    responseHeaders: {},
-    access: request.access,
-  };
-}
 
 type CacheOptions = {
   maxAgeMs?: number;

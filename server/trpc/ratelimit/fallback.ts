@@ -1,4 +1,4 @@
-import type { Logger } from '../logger';
+import type { Logger } from '../../logger';
 import { metrics } from '../metrics';
 import type { RateLimitDecision, RateLimiter } from './sliding-window';
 

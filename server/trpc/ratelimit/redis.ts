@@ -1,7 +1,7 @@
 import { Redis, type Requester, type UpstashRequest, type UpstashResponse } from '@upstash/redis';
 import { createClient } from 'redis';
-import type { Config } from '../config';
-import type { Logger } from '../logger';
+import type { Config } from '../../config';
+import type { Logger } from '../../logger';
 import { decide, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from './sliding-window';
 
 // D-14's shared store: our scripts on @upstash/redis, as @upstash/ratelimit cannot judge a batch atomically.

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import { type Config, parseConfig } from '../config';
+import type { Logger } from '../logger';
+import { errorEnvelope, type PartnerErrorCode } from '../trpc/errors';
 import type { App } from './app';
-import { type Config, parseConfig } from './config';
-import { errorEnvelope, type PartnerErrorCode } from './errors';
-import type { Logger } from './logger';
 
 export type HttpServer = http.Server & {
   /** D-20: stop accepting, answer what is in progress with `Connection: close`; false if `timeoutMs` cut it short. */

@@ -1,18 +1,18 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
-import type { Db } from '../db/client';
-import { API_KEY_FORMAT, hashApiKey } from '../db/keys';
-import { kstToday } from '../db/kst';
-import { PoolBusyError, type PoolSlots } from '../db/pool-slots';
-import type { ApiKeyState } from '../db/queries/apiKeys';
-import { replicaFailureIn } from '../db/replicas';
-import { PUBLIC_CODE } from '../db/schema/columns';
+import type { Db } from '../../db/client';
+import { API_KEY_FORMAT, hashApiKey } from '../../db/keys';
+import { kstToday } from '../../db/kst';
+import { PoolBusyError, type PoolSlots } from '../../db/pool-slots';
+import type { ApiKeyState } from '../../db/queries/apiKeys';
+import { replicaFailureIn } from '../../db/replicas';
+import { PUBLIC_CODE } from '../../db/schema/columns';
+import { answerConditionally } from './conditional';
+import type { PartnerScope, RequestContext } from './context';
 import { errorEnvelope, PartnerApiError, type PartnerErrorCode, partnerCodeOf } from './errors';
 import { metrics } from './metrics';
-import { type RateLimitDecision, rateLimitHeaders, secondsUntil } from './ratelimit/sliding-window';
-import { answerConditionally } from './request';
-import type { RequestContext } from './services';
+import { rateLimitHeaders, secondsUntil } from './ratelimit/sliding-window';
 import { tracing } from './tracing';
 
 // Every error leaves here: tRPC's shape (the SDK needs it) with the partner envelope under `data` for REST.
@@ -75,14 +75,6 @@ export function untilAborted<T>(signal: AbortSignal, work: () => PromiseLike<T>)
       .finally(() => signal.removeEventListener('abort', abort));
   });
 }
-
-/** The caller's partner, once the key is accepted, and the limit's decision that counted its call(s). */
-export type PartnerScope = {
-  partnerId: number;
-  keyId: number;
-  keyHash: string;
-  counted: { identifier: string; decision: RateLimitDecision };
-};
 
 /** The key check (D-13) and per-key limit (D-14) for `calls` calls: a tRPC batch is checked before it runs (D-20). */
 export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Promise<PartnerScope> {

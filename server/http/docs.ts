@@ -16,8 +16,8 @@ const SWAGGER_UI = path.dirname(createRequire(import.meta.url).resolve('swagger-
 /** The only swagger-ui-dist files the reference page loads. */
 const ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'];
 
-const GUIDE = path.resolve(import.meta.dirname, '../docs/partner-guide.md');
-const SDK_GUIDE = path.resolve(import.meta.dirname, '../sdk/README.md');
+const GUIDE = path.resolve(import.meta.dirname, '../../docs/partner-guide.md');
+const SDK_GUIDE = path.resolve(import.meta.dirname, '../../sdk/README.md');
 
 // Prose rules apply to the guides' <main class="prose"> only: Swagger UI draws its own dark code blocks.
 const STYLE = `

@@ -1,9 +1,9 @@
 import type * as Api from '@opentelemetry/api';
-import type { TraceParent } from './request';
 
 /** OpenTelemetry (D-22), loaded only when configured; spans by hand (ESM auto-instrumentation: docs/operations.md). */
 export type Tracing = {
-  startHttpSpan(method: string, parent: TraceParent | undefined): HttpSpan;
+  /** A request's span, the child of the caller's trace if `parent` (W3C Trace Context, extracted) holds one. */
+  startHttpSpan(method: string, parent: Api.Context): HttpSpan;
   /** Runs `work` (the rest of the request) with the span as the active one, so later spans are its children. */
   runInSpan(span: HttpSpan, work: () => void): void;
   endHttpSpan(span: HttpSpan, operation: string, status: number): void;
@@ -39,21 +39,13 @@ export async function startTracing(endpoint: string): Promise<Tracing> {
   // The AsyncLocalStorage context manager: a span entered with `context.with` parents later work, across awaits.
   provider.register();
   const tracer = provider.getTracer(SERVICE_NAME);
-  const { SpanKind, SpanStatusCode, ROOT_CONTEXT } = api;
+  const { SpanKind, SpanStatusCode } = api;
   const failed = (span: Api.Span) => span.setStatus({ code: SpanStatusCode.ERROR });
   const started: Tracing = {
     startHttpSpan(method, parent) {
-      const parentContext = parent
-        ? api.trace.setSpanContext(ROOT_CONTEXT, {
-            traceId: parent.traceId,
-            spanId: parent.parentId,
-            traceFlags: parent.flags,
-            isRemote: true,
-          })
-        : ROOT_CONTEXT;
       const attributes = { 'http.request.method': method };
-      const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parentContext);
-      return { span, context: api.trace.setSpan(parentContext, span), traceId: span.spanContext().traceId, method };
+      const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
+      return { span, context: api.trace.setSpan(parent, span), traceId: span.spanContext().traceId, method };
     },
     runInSpan: (span, work) => api.context.with(span.context, work),
     endHttpSpan({ span, method }, operation, status) {

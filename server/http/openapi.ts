@@ -1,7 +1,13 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { appRouter } from '../routers';
-import { TAGS } from '../routers/shared/meta';
-import { ERROR_CATALOGUE, ERROR_DESCRIPTIONS, ERROR_MESSAGE, errorEnvelope, type PartnerErrorCode } from './errors';
+import { appRouter } from '../../routers';
+import { TAGS } from '../../routers/shared/meta';
+import {
+  ERROR_CATALOGUE,
+  ERROR_DESCRIPTIONS,
+  ERROR_MESSAGE,
+  errorEnvelope,
+  type PartnerErrorCode,
+} from '../trpc/errors';
 import { restRoutes } from './routes';
 
 // The REST facade's OpenAPI document (D-15), finished where the library stops short of what clients need.
