@@ -10,7 +10,7 @@ import { desc, eq, sql } from 'drizzle-orm';
 import { buildDailyAggregate } from '../db/aggregate';
 import type { Db } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
-import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
+import { type BrandEntry, findPartnersBrands } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/schema';
 import { refreshStatistics } from '../db/seed/bulk';
@@ -340,8 +340,8 @@ async function main() {
     .from(brands)
     .innerJoin(partners, eq(partners.id, brands.partnerId))
     .where(eq(brands.brandCode, BENCH_BRAND_CODE));
-  const brandScopes = await loadBrandScopes(database.db);
-  const scope = partner && brandScopes.get(BENCH_BRAND_CODE);
+  const ownBrands = (partner && (await findPartnersBrands(database.db, [partner.id])).get(partner.id)) ?? [];
+  const scope = ownBrands.find((brand) => brand.brandCode === BENCH_BRAND_CODE);
   if (!partner || !scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
   const [newest] = await database.db
     .select({ code: reviews.reviewCode })
@@ -394,13 +394,7 @@ async function main() {
     const child = start(process.execPath, ['--import', 'tsx', REFERENCE_SERVICE], {
       DATABASE_URL: databaseUrl,
       PORT: String(port),
-      REFERENCE: referenceConfig(
-        database.db,
-        DEMO_KEYS.active,
-        { ...scope, partnerId: partner.id },
-        brandScopes.values(),
-        lists,
-      ),
+      REFERENCE: referenceConfig(database.db, DEMO_KEYS.active, { ...scope, partnerId: partner.id }, ownBrands, lists),
     });
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);
