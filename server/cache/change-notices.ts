@@ -3,10 +3,10 @@ import { sql } from 'drizzle-orm';
 import type { Db, Listen } from '../../db/client';
 import type { Freshness } from './row-cache';
 
-/** The channel db/migrations/0017's triggers notify on. */
+/** The channel db/migrations/0017_key_and_brand_change_notices.sql's triggers notify on. */
 export const CACHE_CHANNEL = 'partner_api_cache';
 
-/** What a statement wrote, as its trigger names it (db/migrations/0017). */
+/** What a statement wrote, as its trigger names it (db/migrations/0017_key_and_brand_change_notices.sql). */
 export type ChangeNotice = {
   all?: true;
   keys?: string[];

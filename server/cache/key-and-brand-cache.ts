@@ -12,7 +12,7 @@ export type KeyAndBrandCacheOptions = RowCacheOptions &
 
 /**
  * The keys and brands calls ask for, held in memory (D-14, D-21): each row read by itself on first use, dropped
- * when the database notifies its change (db/migrations/0017), and answered from memory only while those
+ * when the database notifies its change (db/migrations/0017_key_and_brand_change_notices.sql), and answered from memory only while those
  * notices are confirmed complete up to 1 s back; otherwise every call reads its row. Memory follows the
  * keys and brands in use, not the tables.
  */
