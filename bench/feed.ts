@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { loadBrandScopes } from '../db/queries/brands';
+import { findBrand } from '../db/queries/brands';
 import { type FeedPosition, loadFeedCursorKey, readReviewChanges } from '../db/queries/review-changes';
 import * as schema from '../db/schema';
 import { BENCH_BRAND_CODE } from '../db/seed/large';
@@ -194,7 +194,7 @@ async function main() {
   });
   const sql = postgres(databaseUrl, { max: 4, onnotice: () => {} });
   cleanups.push(() => sql.end());
-  const scope = (await loadBrandScopes(database.db)).get(BENCH_BRAND_CODE);
+  const scope = await findBrand(database.db, BENCH_BRAND_CODE);
   if (!scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
   const [partner] = await database.db
     .select({ id: schema.brands.partnerId })

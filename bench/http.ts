@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -10,7 +10,7 @@ import { desc, eq, sql } from 'drizzle-orm';
 import { buildDailyAggregate } from '../db/aggregate';
 import type { Db } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
-import { type BrandEntry, loadBrandScopes } from '../db/queries/brands';
+import { type BrandEntry, findPartnersBrands } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { brands, partners, reviewStatsDaily, reviews, salesDaily } from '../db/schema';
 import { refreshStatistics } from '../db/seed/bulk';
@@ -31,7 +31,7 @@ import {
 import { cleanUpOnExit, pgbenchTps, seededDatabase } from './scratch';
 
 // npm run bench:http [-- --reviews N | --reuse DB] [--keep] [--duration S] [--only NAME] [--server-node BIN]
-//   [--server-log FILE] [--server-dir DIR] [--baseline DIR] [--rounds N]
+//   [--server-log FILE] [--server-dir DIR] [--baseline DIR] [--rounds N] [--keys N --brands M]
 // The real server (`npm start` as a child, DATABASE_URL, in-process limiter, default log level)
 // under autocannon (16 connections, loopback): warm-up, max throughput, latency at a fixed rate; beside it
 // the physical limits in the same run: pgbench on the exact SQL of each review list, and a bare node:http
@@ -59,6 +59,9 @@ const { values: args } = parseArgs({
     growth: { type: 'boolean', default: false },
     /** The name of the database seeded (with --keep, to --reuse later); else a scratch name. */
     name: { type: 'string' },
+    /** Add this many keys and brands of other partners (once per database): the key and brand cache at scale. */
+    keys: { type: 'string', default: '0' },
+    brands: { type: 'string', default: '0' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -313,6 +316,50 @@ async function bareServer(body: string) {
   return { base, group: child.pid, stop: () => killGroup(child) };
 }
 
+/**
+ * Keys and brands of partners the bench does not call, to measure the key and brand cache at scale: `brands`
+ * brands over one partner per 10, `keys` keys over the same partners. Seeded once per database.
+ */
+async function seedOtherPartners(db: Db, keys: number, brandCount: number) {
+  if (!keys && !brandCount) return;
+  const partnerCount = Math.max(1, Math.ceil(brandCount / 10));
+  await db.transaction(async (tx) => {
+    const seeded = (await tx.execute(
+      sql`SELECT count(*)::int AS n FROM partners WHERE name LIKE 'Scale partner %'`,
+    )) as unknown as { n: number }[];
+    if (Number(seeded[0]?.n) > 0) return;
+    await tx.execute(
+      sql`INSERT INTO partners (name) SELECT 'Scale partner ' || n FROM generate_series(1, ${partnerCount}) n`,
+    );
+    await tx.execute(sql`
+      INSERT INTO brands (partner_id, brand_code, display_name)
+      SELECT p.id, 'scale-' || n, 'Scale brand ' || n
+      FROM generate_series(1, ${brandCount}) n
+      JOIN partners p ON p.name = 'Scale partner ' || (1 + n % ${partnerCount})`);
+    await tx.execute(sql`
+      INSERT INTO api_keys (partner_id, key_hash, display_prefix)
+      SELECT p.id, encode(sha256(convert_to('scale key ' || n, 'UTF8')), 'hex'), 'pk_live_scale…'
+      FROM generate_series(1, ${keys}) n
+      JOIN partners p ON p.name = 'Scale partner ' || (1 + n % ${partnerCount})`);
+  });
+  await db.execute(sql`ANALYZE partners, brands, api_keys`);
+}
+
+/** The resident memory of a process group (the server), in MiB; undefined when it cannot be read. */
+function rssMiB(group: number | undefined): number | undefined {
+  if (group === undefined) return undefined;
+  let kib = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== group) continue;
+      kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {}
+  }
+  return kib / 1024;
+}
+
 async function main() {
   const startedAt = Date.now();
   const now = new Date();
@@ -327,6 +374,7 @@ async function main() {
     cleanups,
   });
   const growth = args.growth ? await measureGrowth(database, now) : undefined;
+  await seedOtherPartners(database.db, Number(args.keys), Number(args.brands));
   const building = Date.now();
   const aggregate = await buildDailyAggregate(database.db, { now });
   // The aggregate rebuilds its tables; the bench must not measure a planner blind to them.
@@ -340,8 +388,8 @@ async function main() {
     .from(brands)
     .innerJoin(partners, eq(partners.id, brands.partnerId))
     .where(eq(brands.brandCode, BENCH_BRAND_CODE));
-  const brandScopes = await loadBrandScopes(database.db);
-  const scope = partner && brandScopes.get(BENCH_BRAND_CODE);
+  const ownBrands = (partner && (await findPartnersBrands(database.db, [partner.id])).get(partner.id)) ?? [];
+  const scope = ownBrands.find((brand) => brand.brandCode === BENCH_BRAND_CODE);
   if (!partner || !scope) throw new Error(`${dbName} has no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
   const [newest] = await database.db
     .select({ code: reviews.reviewCode })
@@ -394,13 +442,7 @@ async function main() {
     const child = start(process.execPath, ['--import', 'tsx', REFERENCE_SERVICE], {
       DATABASE_URL: databaseUrl,
       PORT: String(port),
-      REFERENCE: referenceConfig(
-        database.db,
-        DEMO_KEYS.active,
-        { ...scope, partnerId: partner.id },
-        brandScopes.values(),
-        lists,
-      ),
+      REFERENCE: referenceConfig(database.db, DEMO_KEYS.active, { ...scope, partnerId: partner.id }, ownBrands, lists),
     });
     const base = `http://127.0.0.1:${port}`;
     await waitReady(base, child);
@@ -460,6 +502,8 @@ async function main() {
     }
     withRedis.stop();
   }
+  const serverRss = rssMiB(server.group);
+  process.stdout.write(`server RSS at the end: ${serverRss?.toFixed(0) ?? '?'} MiB\n`);
   server.stop();
 
   // The transport ceiling: a bare node:http server answering GET /brands' bytes.
@@ -572,11 +616,17 @@ async function main() {
       .join(' '),
     reviews: count,
     database: dbName,
+    ...(
+      await database.rows<{ keys: number; brands: number }>(
+        sql`SELECT (SELECT count(*)::int FROM api_keys) AS keys, (SELECT count(*)::int FROM brands) AS brands`,
+      )
+    )[0],
   };
   const table = markdownTable(results);
   process.stdout.write(
     `\n${BENCH_BRAND_CODE}, ${whole(count)} reviews; ${machine.nproc} cores, server on Node ${machine.node}, PostgreSQL ${machine.postgres}; ` +
-      `autocannon ${CONNECTIONS} connections, ${DURATION} s per run; load average at the end ${machine.loadAverage}\n\n${table}\n`,
+      `autocannon ${CONNECTIONS} connections, ${DURATION} s per run; load average at the end ${machine.loadAverage}; ` +
+      `${whole(machine.keys ?? 0)} keys, ${whole(machine.brands ?? 0)} brands; server RSS at the end ${serverRss?.toFixed(0) ?? '?'} MiB\n\n${table}\n`,
   );
   const resultsDir = path.resolve(import.meta.dirname, 'results');
   await mkdir(resultsDir, { recursive: true });

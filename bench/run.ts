@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { buildDailyAggregate } from '../db/aggregate';
 import { openDatabase } from '../db/client';
-import { loadBrandScopes } from '../db/queries/brands';
+import { findBrand } from '../db/queries/brands';
 import { type ReviewFilters, reviewListQuery } from '../db/queries/reviews';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { BENCH_BRAND_CODE, seedLarge } from '../db/seed/large';
@@ -145,7 +145,7 @@ async function main() {
     );
 
     // The plans of the exact SQL the API runs, for the paths the indexes are for.
-    const scope = (await loadBrandScopes(database.db)).get(brand);
+    const scope = await findBrand(database.db, brand);
     if (scope) {
       const planned = scenarios.filter(([name]) => name === 'newest page' || name.startsWith('keyword'));
       for (const [name, filters] of planned) {

@@ -26,6 +26,16 @@ export type DatabaseHandle = {
   pglite?: PGlite;
 };
 
+/**
+ * LISTEN on `channel`: `onNotify` gets each payload in the order the notifying transactions committed, and
+ * `onListen` runs each time the listen becomes effective (again, after postgres.js reconnected its listener).
+ */
+export type Listen = (
+  channel: string,
+  onNotify: (payload: string) => void,
+  onListen: () => void,
+) => Promise<{ unlisten(): Promise<void> }>;
+
 /** Work that is no request (the daily job) lifts the session's bounds (D-20) for its own transaction. */
 export async function liftRequestBounds(tx: Pick<Db, 'execute'>): Promise<void> {
   for (const setting of ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'])
@@ -102,7 +112,25 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     const control = drizzlePostgres(withOwnRows(controlSql), { schema });
     const slots =
       bounds && new PoolSlots(size, bounds.poolWaitMs, connectTimeoutMs + bounds.statementTimeoutMs + 1_000);
-    attached.set(db, { control, slots });
+    // Each listen has a client of its own (postgres.js gives it one connection, listened again after a
+    // reconnect); unlisten ends that client, so a listen that failed for good can be made afresh.
+    const listening = new Set<ReturnType<typeof postgres>>();
+    const listen: Listen = async (channel, onNotify, onListen) => {
+      const client = postgres(options.url, { ...settings, max: 1 });
+      listening.add(client);
+      const unlisten = async () => {
+        listening.delete(client);
+        await client.end({ timeout: 0 });
+      };
+      try {
+        await client.listen(channel, onNotify, onListen);
+      } catch (error) {
+        await unlisten();
+        throw error;
+      }
+      return { unlisten };
+    };
+    attached.set(db, { control, slots, listen });
     return {
       db,
       driver: 'postgres',
@@ -111,7 +139,11 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
       control,
       slots,
       close: async () => {
-        const ended = Promise.all([sql.end({ timeout: CLOSE_GRACE_MS / 1000 }), controlSql.end({ timeout: 0 })]);
+        const ended = Promise.all([
+          sql.end({ timeout: CLOSE_GRACE_MS / 1000 }),
+          controlSql.end({ timeout: 0 }),
+          ...[...listening].map((client) => client.end({ timeout: 0 })),
+        ]);
         await Promise.race([ended, delay(CLOSE_BOUND_MS, undefined, { ref: false })]);
       },
     };
@@ -132,6 +164,13 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   });
   await client.exec(`SET TIME ZONE 'UTC'`);
   const db = drizzlePglite(client, { schema });
+  // One session in the process: what it notifies reaches its own listeners, and there is no reconnect.
+  const listen: Listen = async (channel, onNotify, onListen) => {
+    const unlisten = await client.listen(channel, onNotify);
+    onListen();
+    return { unlisten: () => unlisten() };
+  };
+  attached.set(db, { control: db, slots: undefined, listen });
   return {
     db,
     driver: 'pglite',
@@ -162,7 +201,7 @@ class BytesBlob extends Blob {
   }
 }
 
-const attached = new WeakMap<Db, { control: Db; slots: PoolSlots | undefined }>();
+const attached = new WeakMap<Db, { control: Db; slots: PoolSlots | undefined; listen: Listen }>();
 
 export function controlOf(db: Db): Db {
   return attached.get(db)?.control ?? db;
@@ -170,6 +209,13 @@ export function controlOf(db: Db): Db {
 
 export function slotsOf(db: Db): PoolSlots | undefined {
   return attached.get(db)?.slots;
+}
+
+/** LISTEN on the database of `db` (a database opened by openDatabase). */
+export function listenerOf(db: Db): Listen {
+  const listen = attached.get(db)?.listen;
+  if (!listen) throw new Error('not a database opened by openDatabase');
+  return listen;
 }
 
 export function pgliteOf(handle: DatabaseHandle): PGlite {

@@ -81,14 +81,15 @@ async function main() {
   // D-26: what holds the change feed back, on the primary.
   const feedStall = new FeedStallWatch({ db: services.control, log, warnSeconds: config.FEED_STALL_WARN_SECONDS });
   feedStall.start();
-  // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
-  for (const cache of [services.rateLimit.keys, services.brands]) await cache.loadedSince(cache.now());
+  // The key and brand cache listens for changes before the first call (D-14); what it does not hold yet, a
+  // call reads by itself, so a restart locks no one out.
+  await services.cache.start();
   // D-22: metrics on their own listener, only when METRICS_PORT is set.
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   if (config.METRICS_PORT !== undefined) {
     const registered = await enableMetrics();
     registered.observeDatabase(database);
-    registered.observeCaches({ keys: services.rateLimit.keys, brands: services.brands });
+    registered.observeCache(services.cache);
     registered.observeFeedStall(feedStall);
     if (reads) registered.observeReplicas(reads);
     const host = config.METRICS_HOST ?? config.HOST;
@@ -142,7 +143,10 @@ async function main() {
         remaining(),
       );
     const [databaseClosed, limiterClosed] = await Promise.all([
-      closing('database', Promise.all([database.close(), reads?.close()])),
+      closing(
+        'database',
+        services.cache.stop().then(() => Promise.all([database.close(), reads?.close()])),
+      ),
       store ? closing('limiter', store.close()) : 'in-process',
       traced ? closing('tracing', traced.shutdown()) : undefined,
     ]);

@@ -25,7 +25,7 @@ const afterTheCacheBound = () => {
 };
 beforeAll(async () => {
   database = await openTestDatabase();
-  services = testServices(database.db, {}, undefined, { minIntervalMs: 0, clock: () => cacheClock });
+  services = testServices(database.db, {}, undefined, { clock: () => cacheClock });
 });
 
 describe('API keys (D-4)', () => {

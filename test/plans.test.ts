@@ -2,7 +2,7 @@ import { type SQLWrapper, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../db/client';
 import { addDays, kstToday } from '../db/kst';
-import { loadBrandScopes } from '../db/queries/brands';
+import { findBrand } from '../db/queries/brands';
 import { literalLimit } from '../db/queries/pagination';
 import { listReviewStats } from '../db/queries/reviewStats';
 import { listReviews, reviewListQuery } from '../db/queries/reviews';
@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 
 async function chickenHouse(db = database.db) {
-  const brand = [...(await loadBrandScopes(db)).values()].find((scope) => scope.brandCode === 'chicken-house');
+  const brand = await findBrand(db, 'chicken-house');
   if (!brand) throw new Error('demo brand missing');
   return brand;
 }

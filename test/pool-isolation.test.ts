@@ -44,8 +44,9 @@ async function serve(size: number, url = database.url ?? '', poolWaitMs = POOL_W
   const services = testServices(handle.db, { REQUEST_DEADLINE_MS: String(DEADLINE_MS) });
   const lines: Record<string, unknown>[] = [];
   services.log = createLogger('info', (line) => lines.push(JSON.parse(line)));
+  await services.cache.start(); // as main.ts does before it listens
   const server = await startServer(services, { deadlineMs: DEADLINE_MS });
-  return { handle, server, lines, slots: handle.slots ?? new PoolSlots(0, 0, 0) };
+  return { handle, server, lines, services, slots: handle.slots ?? new PoolSlots(0, 0, 0) };
 }
 
 describe.skipIf(DRIVER !== 'postgres')('the request pool (D-21, PostgreSQL)', () => {
@@ -160,10 +161,12 @@ describe.skipIf(DRIVER !== 'postgres')('the request pool (D-21, PostgreSQL)', ()
     it('holds at most the pool: the calls beyond it answer 500 with Retry-After long before their deadline', async () => {
       const url = new URL(database.url ?? '');
       url.port = String(proxy.port);
-      const { handle, server } = await serve(4, url.toString());
+      const { handle, server, services } = await serve(4, url.toString());
       const shops = `/partner/v1/brands/${DEMO_BRAND}/shops`;
       try {
         expect((await server.request(shops, { key: DEMO_KEYS.active })).status).toBe(200);
+        // The key and brand are held and the cache confirmed just now: the calls need the pool alone.
+        await services.cache.caughtUp();
         proxy.pause();
         const answers = await Promise.all(
           Array.from({ length: 12 }, () => timed(server.request(shops, { key: DEMO_KEYS.active }))),

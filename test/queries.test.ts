@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db/client';
-import { type BrandEntry, listBrands, loadBrandScopes } from '../db/queries/brands';
+import { type BrandEntry, findBrand, findPartnersBrands, listBrands } from '../db/queries/brands';
 import { findReview, listReviews } from '../db/queries/reviews';
 import { listShops } from '../db/queries/shops';
 import { findUser, listUsers } from '../db/queries/users';
@@ -23,9 +23,9 @@ beforeAll(async () => {
 
 const all = { page: 1, limit: 100 };
 
-/** The brand a partner's path names, as the brand cache holds it (server/trpc/services.ts). */
+/** The brand a partner's path names, as the brand cache reads it (server/trpc/cache/). */
 async function brandInScope(partnerId: number, brandCode: string): Promise<BrandEntry | undefined> {
-  const brand = (await loadBrandScopes(database.db)).get(brandCode);
+  const brand = await findBrand(database.db, brandCode);
   return brand?.partnerId === partnerId ? brand : undefined;
 }
 
@@ -34,7 +34,7 @@ describe(`tenancy in the queries on ${DRIVER}`, () => {
     expect(await brandInScope(demoFoods, 'chicken-house')).toBeDefined();
     expect(await brandInScope(otherEats, 'chicken-house')).toBeUndefined();
     expect(await brandInScope(demoFoods, 'CHICKEN-HOUSE')).toBeUndefined();
-    const own = await listBrands((await loadBrandScopes(database.db)).values(), otherEats, all);
+    const own = await listBrands((await findPartnersBrands(database.db, [otherEats])).get(otherEats) ?? [], all);
     expect(own.items.map((brand) => brand.brand_code)).toEqual(['burger-town']);
   });
 

@@ -62,7 +62,7 @@ describe.skipIf(!REDIS_URL)('the shared limit under a mixed attack on two instan
       const store = await connectSharedStore(config, policy, log, prefix, () => NOW.getTime());
       if (!store) throw new Error('no store');
       stores.push(store);
-      const services = createServices(config, database.db, log, () => NOW, store.limiter, { minIntervalMs: 0 });
+      const services = createServices(config, database.db, log, () => NOW, store.limiter);
       servers.push(await startServer(services));
     }
     const limiter = stores[0]?.limiter as RedisSlidingWindow;

@@ -45,7 +45,7 @@ function servicesOn(database: DatabaseHandle) {
   const lines: { level: string; msg: string }[] = [];
   const log = createLogger('debug', (line) => void lines.push(JSON.parse(line)));
   const config = parseConfig({ RATE_LIMIT_PER_MINUTE: TEST_RATE_LIMIT_PER_MINUTE });
-  const services = createServices(config, database.db, log, () => NOW, undefined, { minIntervalMs: 0 });
+  const services = createServices(config, database.db, log, () => NOW, undefined);
   return { services, lines, errors: () => lines.filter((line) => line.level === 'error') };
 }
 

@@ -284,7 +284,7 @@ describe('a walk that can no longer be served is 410 PARTNER_API_CURSOR_EXPIRED'
       );
     }
     // A new walk reads is_critical by the new range (the list, once its brand cache has it).
-    await services.brands.loadedSince(services.brands.now());
+    await services.cache.caughtUp();
     const copy = new Map<string, Review>();
     await follow(fixture.brandCode, copy);
     expect(copy).toEqual(await listed(fixture.brandCode));

@@ -144,7 +144,7 @@ describe('is_critical (D-7)', () => {
       .set({ criticalStarMin: 3, criticalStarMax: 3 })
       .where(eq(brands.id, fixture.brandId));
     // The next load of the brand list carries the new range, whichever server the call then reads.
-    await services.brands.loadedSince(services.brands.now());
+    await services.cache.caughtUp();
     try {
       expect(await returned({ critical: true })).toEqual([2, 6, 3]); // 3 stars, and the two AI-negative ones
     } finally {
@@ -152,7 +152,7 @@ describe('is_critical (D-7)', () => {
         .update(brands)
         .set({ criticalStarMin: 1, criticalStarMax: 2 })
         .where(eq(brands.id, fixture.brandId));
-      await services.brands.loadedSince(services.brands.now());
+      await services.cache.caughtUp();
     }
   });
 });

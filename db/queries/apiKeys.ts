@@ -13,12 +13,17 @@ const keyState = {
   partnerActive: partners.isActive,
 };
 
-/** Every key with its partner's state, by SHA-256 (D-4): all the auth check needs, for the key cache. */
-export function loadApiKeyStates(db: Db) {
-  return db.select(keyState).from(apiKeys).innerJoin(partners, eq(partners.id, apiKeys.partnerId));
+/** The keys of these SHA-256 hashes (D-4) with their partner's state: all the auth check needs, for the key cache. */
+export function findApiKeyStates(db: Db, keyHashes: readonly string[]) {
+  // One statement text whatever the count (one prepared statement); bpchar[] so the unique index serves it.
+  return db
+    .select(keyState)
+    .from(apiKeys)
+    .innerJoin(partners, eq(partners.id, apiKeys.partnerId))
+    .where(sql`${apiKeys.keyHash} = ANY(string_to_array(${keyHashes.join(',')}, ',')::bpchar[])`);
 }
 
-export type ApiKeyState = Awaited<ReturnType<typeof loadApiKeyStates>>[number];
+export type ApiKeyState = Awaited<ReturnType<typeof findApiKeyStates>>[number];
 
 // Key administration (D-4), for the keys CLI. The plain key exists only in the caller's hands.
 

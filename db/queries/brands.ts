@@ -1,4 +1,4 @@
-import { asc } from 'drizzle-orm';
+import { asc, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { kstTimestamp } from '../kst';
 import { brands } from '../schema';
@@ -17,34 +17,65 @@ export type BrandEntry = BrandScope & {
   listed: { brand_code: string; display_name: string; created_at: string };
 };
 
-/** Every brand by its code, for the brand cache, in the list order of D-9 (which the map keeps). */
-export async function loadBrandScopes(db: Db): Promise<Map<string, BrandEntry>> {
+/** The brands of these codes, for the brand cache. */
+export async function findBrands(db: Db, brandCodes: readonly string[]): Promise<Map<string, BrandEntry>> {
   const rows = await db
-    .select({
-      id: brands.id,
-      brandCode: brands.brandCode,
-      partnerId: brands.partnerId,
-      displayName: brands.displayName,
-      createdAt: brands.createdAt,
-      min: brands.criticalStarMin,
-      max: brands.criticalStarMax,
-    })
+    .select(brandColumns)
     .from(brands)
-    .orderBy(asc(brands.createdAt), asc(brands.brandCode));
-  return new Map(
-    rows.map(({ displayName, createdAt, min, max, ...brand }) => [
-      brand.brandCode,
-      {
-        ...brand,
-        criticalRange: { min, max },
-        listed: { brand_code: brand.brandCode, display_name: displayName, created_at: kstTimestamp(createdAt) },
-      },
-    ]),
-  );
+    .where(sql`${brands.brandCode} = ANY(string_to_array(${brandCodes.join(',')}, ','))`);
+  return new Map(rows.map((row) => [row.brandCode, brandEntry(row)]));
 }
 
-/** Brands of a partner (partner guide § List brands), oldest first then by code (D-9): the cache's order, paged. */
-export function listBrands(cached: Iterable<BrandEntry>, partnerId: number, page: PageRequest) {
-  const own = [...cached].filter((brand) => brand.partnerId === partnerId).map((brand) => brand.listed);
-  return paginate(async ({ limit, offset }) => own.slice(offset, offset + limit), page);
+/** The brand of this code, if any (the benches and tests name a brand by its code). */
+export async function findBrand(db: Db, brandCode: string): Promise<BrandEntry | undefined> {
+  return (await findBrands(db, [brandCode])).get(brandCode);
+}
+
+/** Each partner's brands in the list order of D-9 (brands_partner_idx), for the brand cache; [] for none. */
+export async function findPartnersBrands(db: Db, partnerIds: readonly number[]): Promise<Map<number, BrandEntry[]>> {
+  const rows = await db
+    .select(brandColumns)
+    .from(brands)
+    .where(sql`${brands.partnerId} = ANY(string_to_array(${partnerIds.join(',')}, ',')::int[])`)
+    .orderBy(asc(brands.partnerId), asc(brands.createdAt), asc(brands.brandCode));
+  const lists = new Map(partnerIds.map((id): [number, BrandEntry[]] => [id, []]));
+  for (const row of rows) lists.get(row.partnerId)?.push(brandEntry(row));
+  return lists;
+}
+
+const brandColumns = {
+  id: brands.id,
+  brandCode: brands.brandCode,
+  partnerId: brands.partnerId,
+  displayName: brands.displayName,
+  createdAt: brands.createdAt,
+  min: brands.criticalStarMin,
+  max: brands.criticalStarMax,
+};
+
+function brandEntry({
+  displayName,
+  createdAt,
+  min,
+  max,
+  ...brand
+}: {
+  id: number;
+  brandCode: string;
+  partnerId: number;
+  displayName: string;
+  createdAt: Date;
+  min: number;
+  max: number;
+}): BrandEntry {
+  return {
+    ...brand,
+    criticalRange: { min, max },
+    listed: { brand_code: brand.brandCode, display_name: displayName, created_at: kstTimestamp(createdAt) },
+  };
+}
+
+/** A partner's brands (partner guide § List brands), oldest first then by code (D-9), as the cache holds them, paged. */
+export function listBrands(own: readonly BrandEntry[], page: PageRequest) {
+  return paginate(async ({ limit, offset }) => own.slice(offset, offset + limit).map((brand) => brand.listed), page);
 }

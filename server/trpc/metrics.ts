@@ -12,7 +12,7 @@ type PoolStats = { size: number; inUse: number; waiting: number };
 type Sources = {
   slots?: { stats(): PoolStats } | undefined;
   replicas?: { usable(): number };
-  caches?: Record<string, { ageMs(): number }>;
+  cache?: { ageMs(): number };
   feedStall?: { heldBackSeconds(): number };
 };
 
@@ -104,13 +104,11 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
       registers,
     }),
     cacheAge: new Gauge({
-      name: 'partner_api_directory_age_seconds',
-      help: 'Age of the key and brand caches held in memory (since their last good load started; bound 1 s)',
-      labelNames: ['directory'] as const,
+      name: 'partner_api_cache_age_seconds',
+      help: 'How far back every change of keys, partners and brands is confirmed to have reached the key and brand cache (over 1 s: calls read the database)',
       registers,
       collect() {
-        for (const [name, cache] of Object.entries(sources.caches ?? {}))
-          this.set({ directory: name }, cache.ageMs() / 1000);
+        if (sources.cache) this.set(sources.cache.ageMs() / 1000);
       },
     }),
     feedHeldBack: new Gauge({
@@ -136,8 +134,9 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
       if (registry.getSingleMetric('partner_api_db_replicas_in_rotation') === undefined)
         registry.registerMetric(replicaGauge);
     },
-    observeCaches(caches: Record<string, { ageMs(): number }>) {
-      sources.caches = caches;
+    /** The key and brand cache, whose age is reported. */
+    observeCache(cache: { ageMs(): number }) {
+      sources.cache = cache;
     },
     /** What holds the review change feed back (D-26). */
     observeFeedStall(watch: { heldBackSeconds(): number }) {

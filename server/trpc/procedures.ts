@@ -78,7 +78,8 @@ export function untilAborted<T>(signal: AbortSignal, work: () => PromiseLike<T>)
 
 /** The key check (D-13) and per-key limit (D-14) for `calls` calls: a tRPC batch is checked before it runs (D-20). */
 export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Promise<PartnerScope> {
-  const { keys, refused, policy, limiter } = ctx.rateLimit;
+  const { refused, policy, limiter } = ctx.rateLimit;
+  const keys = ctx.cache.keys;
   const arrivedAt = keys.now();
   // Only HTTP's optional whitespace (space, tab) around the value is not part of the key.
   const presented = ctx.apiKey?.replace(/^[\t ]+|[\t ]+$/g, '');
@@ -93,12 +94,12 @@ export async function checkKeyAndLimit(ctx: RequestContext, calls: number): Prom
     return undefined;
   };
 
-  let key = keyHash && wellFormed ? await keys.get(keyHash) : undefined;
+  let key = keyHash && wellFormed ? keys.heldEntry(keyHash) : undefined;
   if (refusal(key)) {
-    // D-14: a key the cache does not hold as valid counts against its address before the (shared) reload.
+    // D-14: a key the cache does not hold as valid counts against its address before its (shared) lookup.
     const guard = await refused.limit(ctx.clientAddress);
     metrics?.guardDecisions.inc({ decision: guard.success ? 'admitted' : 'refused' });
-    if (keyHash && wellFormed && !key) key = await keys.reloaded(keyHash, arrivedAt);
+    if (keyHash && wellFormed && !key) key = await keys.lookedUp(keyHash, arrivedAt);
     if (key) noteKey(ctx, key);
     const code = refusal(key);
     if (code && !guard.success) {
@@ -184,11 +185,12 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
   });
 }
 
-/** The path's brand if the partner's (foreign is missing); a miss waits for a load that started after the call. */
+/** The path's brand if the partner's (foreign is missing); a miss waits for a lookup that started after the call. */
 async function brandInScope(ctx: RequestContext, partnerId: number, brandCode: string) {
   if (!PUBLIC_CODE.test(brandCode)) return undefined;
-  const arrivedAt = ctx.brands.now();
-  let brand = await ctx.brands.get(brandCode);
-  if (brand?.partnerId !== partnerId) brand = await ctx.brands.reloaded(brandCode, arrivedAt);
+  const brands = ctx.cache.brands;
+  const arrivedAt = brands.now();
+  let brand = brands.heldEntry(brandCode);
+  if (brand?.partnerId !== partnerId) brand = await brands.lookedUp(brandCode, arrivedAt);
   return brand?.partnerId === partnerId ? brand : undefined;
 }

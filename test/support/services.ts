@@ -22,16 +22,12 @@ export const TEST_RATE_LIMIT_PER_MINUTE = '1000000';
 /** The configuration's own per-key budget, for a test about the limit partners get (100 a minute, D-14). */
 export const PRODUCTION_RATE_LIMIT = { RATE_LIMIT_PER_MINUTE: String(parseConfig({}).RATE_LIMIT_PER_MINUTE) };
 
-/**
- * Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. The
- * caches reload for an unknown key or brand without the production spacing (100 ms), so hundreds of
- * sequential bad keys take no minute; production keeps the default spacing (server/trpc/services.ts).
- */
+/** Services as main.ts builds them, on a test database, with the run's fixed clock and no log output. */
 export function testServices(
   db: Db,
   env: Record<string, string> = {},
   sharedStore?: RateLimiter,
-  caches: Parameters<typeof createServices>[5] = { minIntervalMs: 0 },
+  cache: Parameters<typeof createServices>[5] = {},
 ): Services {
   return createServices(
     parseConfig({ RATE_LIMIT_PER_MINUTE: TEST_RATE_LIMIT_PER_MINUTE, ...env }),
@@ -39,7 +35,7 @@ export function testServices(
     process.env.TEST_LOG ? createLogger('debug', (line) => process.stderr.write(line)) : silentLogger,
     () => NOW,
     sharedStore,
-    caches,
+    cache,
   );
 }
 
