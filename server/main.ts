@@ -71,6 +71,9 @@ async function main() {
       ? await (await import('./trpc/ratelimit/redis')).connectSharedStore(config, perKey, log)
       : undefined;
   const services = createServices(config, database.db, log, undefined, store?.limiter, undefined, reads);
+  // The first statement: a database that cannot be reached ends the start here, in one line; and the feed's
+  // cursor key (D-26) is read before any call.
+  await services.feedCursorKey();
   // D-6: every instance schedules the daily aggregate, one of them builds; it writes, so on the primary (D-23).
   const aggregateSchedule = scheduleDailyAggregate({
     db: database.db,

@@ -1,4 +1,4 @@
--- The key and brand cache (server/cache/, D-14, D-21) holds rows of api_keys, partners and brands in each
+-- The key and brand cache (server/trpc/cache/, D-14, D-21) holds rows of api_keys, partners and brands in each
 -- instance's memory. Every statement that writes them names what it wrote on the channel partner_api_cache
 -- (NOTIFY, sent at its commit, in commit order): a key by its hash, a partner by its id (its keys' state),
 -- a brand by its code and its partner (that partner's list). A statement of more than 100 rows, or a

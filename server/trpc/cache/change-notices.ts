@@ -68,9 +68,13 @@ export class ChangeNotices implements Freshness {
     return this.now() - this.confirmed;
   }
 
-  /** Listens and beats from now on; resolves once the first beat came back. Called again, it only waits. */
+  /**
+   * Listens and beats from now on; resolves once the first beat came back, rejects if the first listen
+   * fails (a start against a database it cannot reach stops there). Called again, it only waits.
+   */
   start(): Promise<void> {
-    return this.caughtUp();
+    const caught = this.caughtUp();
+    return Promise.race([caught, (this.listening ?? Promise.resolve()).then(() => caught)]);
   }
 
   /** Resolves once every change committed before the call has arrived (a beat sent after it came back). */
