@@ -63,8 +63,11 @@ export type OpenOptions =
       /** Connecting gives up after this long; 30 s (postgres.js's default) if unset. */
       connectTimeoutMs?: number;
     }
-  /** PGlite in memory; `loadDataDir` starts from a dump (a tarball's bytes, or a Blob, gzip if its type says so). */
-  | { url?: undefined; loadDataDir?: Blob | Uint8Array };
+  /**
+   * PGlite, in memory or with its files in `dataDir` (an empty folder it owns); `loadDataDir` starts from a
+   * dump (a tarball's bytes, or a Blob, gzip if its type says so).
+   */
+  | { url?: undefined; loadDataDir?: Blob | Uint8Array; dataDir?: string };
 
 // Each driver is loaded only when a database of its kind is opened: a process uses one of the two.
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
@@ -121,6 +124,7 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   ]);
   const dump = 'loadDataDir' in options ? options.loadDataDir : undefined;
   const client = new PGlite({
+    dataDir: 'dataDir' in options ? options.dataDir : undefined,
     extensions: { pg_trgm },
     loadDataDir: dump instanceof Uint8Array ? new BytesBlob(dump) : dump,
     startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])],

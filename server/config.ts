@@ -41,6 +41,7 @@ export const configSchema = z
     LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info')),
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
     REVIEW_CHANGES_RETENTION_DAYS: integer(1, 3_650, 30),
+    FEED_STALL_WARN_SECONDS: integer(1, 86_400, 60),
     REQUEST_DEADLINE_MS: integer(100, 600_000, 10_000),
     DB_STATEMENT_TIMEOUT_MS: optional(whole()),
     DB_LOCK_TIMEOUT_MS: optional(whole()),

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { sql } from 'drizzle-orm';
 import { buildDailyAggregate } from '../db/aggregate';
 import {
@@ -14,11 +16,19 @@ import {
   PGLITE_SETTINGS,
   pgliteOf,
 } from '../db/client';
+import { expireFeedCursors } from '../db/queries/review-changes';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { makeDemoChanges } from '../db/seed/demo-changes';
 import type { Logger } from './logger';
 
 // D-1: without DATABASE_URL, the demo data (D-3) in PGlite, from a migrated cluster the build saves in dist/.
+
+// The demo's own V8 settings, made before PGlite's WebAssembly is compiled; production loads none of this.
+// The baseline compiler alone runs the demo's few statements; the optimizing tier would recompile the
+// whole cluster in the first seconds, with its memory. The load's garbage is collected once it is done.
+setFlagsFromString('--no-wasm-tier-up');
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as (options: { type: 'major'; flavor: 'last-resort' }) => void;
 
 /** dist/, where the build writes the snapshot; the TypeScript sources (tests, `npm run dev`) read it there too. */
 const DIST = path.resolve(import.meta.dirname, import.meta.filename.endsWith('.ts') ? '../dist' : '..');
@@ -59,9 +69,11 @@ export async function openDemoDatabase(
   { snapshotDir = DIST, now = new Date() }: { snapshotDir?: string; now?: Date } = {},
 ): Promise<DatabaseHandle> {
   const started = Date.now();
-  const snapshot = await readFile(snapshotFile(snapshotDir)).catch(() => undefined);
+  // The cluster's files on disk, not in the process's memory; gone when the process ends.
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'partner-api-demo-'));
+  process.once('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+  const { database, snapshot } = await openFromSnapshot(snapshotFile(snapshotDir), dataDir);
   if (!snapshot) log.warn('no demo snapshot for these migrations (npm run build makes it): starting from initdb');
-  const database = await openDatabase(snapshot ? { loadDataDir: snapshot } : {});
   try {
     await database.migrate();
     // Keyword search's GIN indexes would cost the seed more than everything else; no answer depends on them.
@@ -70,15 +82,30 @@ export async function openDemoDatabase(
     );
     for (const { name } of gin) await database.db.execute(sql`DROP INDEX ${sql.identifier(name)}`);
     const summary = await seedDemo(database.db, { now });
+    // Every start is the same snapshot, with the same transaction ids: a cursor of an earlier run is 410 (D-26).
+    await expireFeedCursors(database.db);
     const aggregate = await buildDailyAggregate(database.db, { now });
     // PGlite runs no autovacuum: without fresh statistics the planner takes the tables for empty.
     await database.db.execute(sql`VACUUM ANALYZE`);
-    log.info({ ...summary, aggregate, snapshot: Boolean(snapshot), ms: Date.now() - started }, 'demo data loaded');
+    log.info({ ...summary, aggregate, snapshot, ms: Date.now() - started }, 'demo data loaded');
+    // A last-resort collection also gives the heap the load grew back to the system.
+    collectGarbage({ type: 'major', flavor: 'last-resort' });
     return database;
   } catch (error) {
     await database.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** The cluster from the build's snapshot if there is one, else from initdb; the snapshot's bytes are not kept. */
+async function openFromSnapshot(file: string, dataDir: string) {
+  const snapshot = await readFile(file).catch(() => undefined);
+  const opened = await openDatabase(snapshot ? { loadDataDir: snapshot, dataDir } : { dataDir });
+  const database = {
+    ...opened,
+    close: () => opened.close().finally(() => rm(dataDir, { recursive: true, force: true })),
+  };
+  return { database, snapshot: snapshot !== undefined };
 }
 
 /** Where the demo server on `port` notes its pid, for `npm run demo:changes`. */

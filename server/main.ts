@@ -6,6 +6,7 @@ import { failureLines } from '../db/failure';
 import { Replicas } from '../db/replicas';
 import { scheduleDailyAggregate } from './aggregate-schedule';
 import { ConfigError, parseConfig, STORE_CLOSE_RESERVE_MS } from './config';
+import { FeedStallWatch } from './feed-stall';
 import { createApp } from './http/app';
 import { createHttpServer } from './http/server';
 import { createLogger, flushLogs, logUnhandledRejections } from './logger';
@@ -65,6 +66,9 @@ async function main() {
     now: services.now,
     retentionDays: config.REVIEW_CHANGES_RETENTION_DAYS,
   });
+  // D-26: what holds the change feed back, on the primary.
+  const feedStall = new FeedStallWatch({ db: services.control, log, warnSeconds: config.FEED_STALL_WARN_SECONDS });
+  feedStall.start();
   // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
   for (const cache of [services.rateLimit.keys, services.brands]) await cache.loadedSince(cache.now());
   // D-22: metrics on their own listener, only when METRICS_PORT is set.
@@ -73,6 +77,7 @@ async function main() {
     const registered = await enableMetrics();
     registered.observeDatabase(database);
     registered.observeCaches({ keys: services.rateLimit.keys, brands: services.brands });
+    registered.observeFeedStall(feedStall);
     if (reads) registered.observeReplicas(reads);
     const host = config.METRICS_HOST ?? config.HOST;
     metricsServer = await startMetricsServer(registered.registry, { port: config.METRICS_PORT, host, log });
@@ -110,7 +115,7 @@ async function main() {
     const remaining = () => Math.max(0, deadline - Date.now());
     log.info({ signal, drainMs: config.DRAIN_TIMEOUT_MS }, 'draining');
     // The schedule first, so no rebuild starts while draining.
-    const scheduleStopped = aggregateSchedule.stop();
+    const scheduleStopped = Promise.all([aggregateSchedule.stop(), feedStall.stop()]);
     const drained = await server.drain(remaining() - STORE_CLOSE_RESERVE_MS);
     await within(scheduleStopped, remaining());
     metricsServer?.close();

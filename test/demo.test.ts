@@ -7,9 +7,13 @@ import { buildDailyAggregate } from '../db/aggregate';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { matchesKeyword } from '../db/queries/reviews/rules';
 import { reviews } from '../db/schema';
-import { seedDemo } from '../db/seed/demo';
+import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { createCaller } from '../routers';
 import { openDemoDatabase, writeSnapshot } from '../server/demo';
-import { createLogger } from '../server/logger';
+import { createLogger, silentLogger } from '../server/logger';
+import { createRequestContext } from '../server/trpc/context';
+import { expectPartnerError } from './support/errors';
+import { testServices } from './support/services';
 
 // D-1: the embedded demo starts from the build's migrated cluster when its name matches, else from initdb;
 // either way it holds the same demo data, aggregate and constraints as a cluster built the plain way
@@ -27,13 +31,16 @@ async function contents(database: DatabaseHandle) {
   );
   const out: Record<string, { rows: number; md5: string }> = {};
   for (const { name } of tables) {
-    // When a run started and finished, and which transaction noted a change when, are that run's, not data.
+    // When a run started and finished, which transaction noted a change when, and the feed's key and
+    // history are that database's, not data.
     const row =
       name === 'aggregate_runs'
         ? sql.raw('(x.id, x.through_day, x.kind)')
         : name === 'review_changes'
           ? sql.raw('(x.brand_id, x.review_code)')
-          : sql.raw('x');
+          : name === 'review_feed_history'
+            ? sql.raw('(x.id)')
+            : sql.raw('x');
     const [result] = await database.rows<{ rows: number; md5: string }>(sql`
       SELECT count(*)::int AS rows, md5(coalesce(string_agg(${row}::text, E'\n' ORDER BY ${row}::text), '')) AS md5
       FROM ${sql.identifier(name)} AS x`);
@@ -86,5 +93,31 @@ describe('the embedded demo', () => {
       }
     }
     expect(lines.filter((line) => line.msg === 'demo data loaded').map((line) => line.snapshot)).toEqual([true, false]);
+  });
+
+  it('answers 410 to a cursor of an earlier run: every run starts from the same snapshot (D-26)', async () => {
+    const snapshotDir = path.join(scratch, 'runs');
+    await writeSnapshot(snapshotDir);
+    const feedOf = (database: DatabaseHandle) => {
+      const api = createCaller(createRequestContext(testServices(database.db), { apiKey: DEMO_KEYS.active }));
+      return (cursor?: string) => api.reviews.changes({ brand_code: 'chicken-house', cursor, limit: 100 });
+    };
+    const earlier = await openDemoDatabase(silentLogger, { snapshotDir });
+    let cursor: string;
+    try {
+      cursor = (await feedOf(earlier)()).data.next_cursor;
+    } finally {
+      await earlier.close();
+    }
+    const later = await openDemoDatabase(silentLogger, { snapshotDir });
+    try {
+      const feed = feedOf(later);
+      await expectPartnerError(feed(cursor), 'PARTNER_API_CURSOR_EXPIRED');
+      const fresh = await feed();
+      expect(fresh.data.items.length).toBeGreaterThan(0);
+      expect((await feed(fresh.data.next_cursor)).data.items.length).toBeGreaterThan(0);
+    } finally {
+      await later.close();
+    }
   });
 });

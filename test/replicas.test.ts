@@ -1,6 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
+import { appendFileSync, chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -8,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDailyAggregate } from '../db/aggregate';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { asPostgres, clustersUnavailable, freePort, postgresUid, stopCluster } from './support/clusters';
 import { NOW } from './support/database';
 import { type LoggedProcess, listeningLine, spawnLogged } from './support/server-process';
 
 // D-23 against a real streaming replica: a scratch primary and a `pg_basebackup -R` standby of it, on free
 // ports of this machine, run as the `postgres` OS user, and the server started on both.
 const ROOT = path.resolve(import.meta.dirname, '..');
-const BIN = '/usr/lib/postgresql/15/bin';
 const CHECK_MS = 200;
 const MAX_LAG_MS = 3_000;
 /** The server's request deadline: a call caught on a replica that stalls answers 500 by then. */
@@ -26,35 +24,7 @@ const DEADLINE_MS = 2_000;
 const LEAVES_WITHIN_MS = 2 * CHECK_MS + 2_000;
 const BRAND = 'chicken-house';
 
-/** Why this machine cannot run the clusters, or undefined when it can. */
-function cannotRun(): string | undefined {
-  if (!process.env.TEST_DATABASE_URL) return 'TEST_DATABASE_URL is unset (the real-service run)';
-  for (const tool of ['initdb', 'pg_ctl', 'pg_basebackup'])
-    if (!existsSync(path.join(BIN, tool))) return `${BIN}/${tool} is missing`;
-  try {
-    execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
-  } catch {
-    return 'there is no postgres OS user';
-  }
-  if (process.getuid?.() !== 0) return 'starting a cluster as the postgres user needs root (runuser)';
-  return undefined;
-}
-
-const skipped = cannotRun();
-
-/** A command as the postgres OS user (the clusters' owner). */
-const asPostgres = (tool: string, args: string[]) =>
-  execFileSync('runuser', ['-u', 'postgres', '--', path.join(BIN, tool), ...args], { stdio: 'pipe' }).toString();
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+const skipped = clustersUnavailable(['initdb', 'pg_ctl', 'pg_basebackup']);
 
 type Cluster = { dir: string; port: number; url: string };
 
@@ -67,13 +37,6 @@ const others: LoggedProcess[] = [];
 let base = '';
 let seedHandle: DatabaseHandle | undefined;
 const admin: { primary?: postgres.Sql; replica?: postgres.Sql } = {};
-
-function stopCluster(cluster: Cluster | undefined) {
-  if (!cluster || !existsSync(path.join(cluster.dir, 'postmaster.pid'))) return;
-  try {
-    asPostgres('pg_ctl', ['-D', cluster.dir, '-m', 'immediate', 'stop']);
-  } catch {}
-}
 
 /** Stops everything this file started and removes the clusters' files; safe to call more than once. */
 function cleanUp() {
@@ -340,8 +303,7 @@ process.once('exit', cleanUp);
 describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipped}` : ''}`, () => {
   beforeAll(async () => {
     root = mkdtempSync(path.join(tmpdir(), 'partner-replicas-'));
-    const owner = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    chownSync(root, owner, -1);
+    chownSync(root, postgresUid(), -1);
     const [primaryPort, replicaPort] = [await freePort(), await freePort()];
     const primaryDir = path.join(root, 'primary');
     asPostgres('initdb', ['-D', primaryDir, '--auth=trust', '--no-sync', '-U', 'postgres']);
@@ -571,6 +533,19 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
       expect(await hasReview(sql.replica, 'R-feed-after-seen')).toBe(false);
       const next = await feedPage(patient.base, seen.next_cursor);
       expect(next.items.map((item) => item.review_id)).toEqual(['R-feed-after-seen']);
+      expect(patient.lines.filter((line) => line.msg === 'replica skipped')).toEqual([]);
+    });
+  }, 150_000);
+
+  it('reruns on the primary a cursor of a history the replica has not replayed (after expire-cursors)', async () => {
+    const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
+    const { onPrimary, patient } = await startFeedServers();
+    await whileReplayPaused(sql, async () => {
+      await sql.primary`UPDATE review_feed_history SET history = gen_random_uuid()`;
+      const caughtUp = await follow(onPrimary, new Map());
+      await insertReview(sql.primary, 'R-feed-new-history', NOW);
+      const next = await feedPage(patient.base, caughtUp);
+      expect(next.items.map((item) => item.review_id)).toEqual(['R-feed-new-history']);
       expect(patient.lines.filter((line) => line.msg === 'replica skipped')).toEqual([]);
     });
   }, 150_000);

@@ -315,8 +315,7 @@ describe('a cursor that is not this brand’s is 400 PARTNER_API_INVALID_PARAMET
     const fixture = await newBrand(SPECS.slice(0, 3));
     const other = await newBrand(SPECS.slice(0, 3));
     const cursor = (await changes(fixture.brandCode, undefined, 1)).data.next_cursor;
-    const payload = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as unknown[];
-    const tampered = Buffer.from(JSON.stringify([...payload.slice(0, -1), 'AAAAAAAAAAAAAAAA'])).toString('base64url');
+    const tampered = `${cursor.slice(0, 20)}${cursor[20] === 'A' ? 'B' : 'A'}${cursor.slice(21)}`;
     for (const bad of ['not a cursor', `${cursor}A`, tampered, 'W10']) {
       await expectPartnerError(
         caller().api.reviews.changes({ brand_code: fixture.brandCode, cursor: bad }),

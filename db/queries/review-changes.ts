@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, gte, lt, type SQLWrapper, sql } from 'drizzle-orm';
+import { createHash } from 'node:crypto';
+import { and, asc, desc, eq, lt, type SQLWrapper, sql } from 'drizzle-orm';
 import { type Db, liftRequestBounds } from '../client';
-import { ReplicaBehindError } from '../replicas';
-import { brands, reviewChanges, reviewChangesPruned, reviews, shops } from '../schema';
+import { brands, reviewChanges, reviewChangesPruned, reviewFeedHistory, reviews, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit } from './pagination';
 import { afterInList, LIST_ORDER, preparedOnce, type ReviewPosition, reviewColumns, toReview } from './reviews';
@@ -9,19 +9,21 @@ import { afterInList, LIST_ORDER, preparedOnce, type ReviewPosition, reviewColum
 // The review change feed (D-26). A walk first reads every review the brand has, in the list's order, then
 // the changes recorded after the last one its first read saw. Positions are PostgreSQL transaction ids: the
 // feed only reads changes of transactions below the oldest one still in flight, which have all committed
-// or aborted on the server read, so nothing can appear behind a position once it is handed out.
+// or aborted on the server read, so nothing can appear behind a position once it is handed out. Every
+// position also names the history it was taken in: the server's system identifier and the database's feed
+// history, so a position of another history (a restore elsewhere, or one the operator expired) is refused.
 
 /** A place in the brand's change record: after change `seq` of transaction `xid`. */
 export type ChangePosition = { xid: number; seq: number };
 
 /**
  * Where a walk stands. `walk`: inside its first read of every review, after `after` in the list's order,
- * with the changes after `start` to replay. `changes`: after a change. Both carry the brand's feed epoch
- * they began under: a walk of another epoch starts again.
+ * with the changes after `start` to replay. `changes`: after a change. Both carry the history and the
+ * brand's feed epoch they began under: a walk of another history or epoch starts again.
  */
 export type FeedPosition =
-  | { kind: 'walk'; epoch: number; start: ChangePosition; after: ReviewPosition | undefined }
-  | ({ kind: 'changes'; epoch: number } & ChangePosition);
+  | { kind: 'walk'; history: string; epoch: number; start: ChangePosition; after: ReviewPosition | undefined }
+  | ({ kind: 'changes'; history: string; epoch: number } & ChangePosition);
 
 export type ReviewChange = {
   review_id: string;
@@ -30,6 +32,14 @@ export type ReviewChange = {
 };
 
 export type FeedPage = { items: ReviewChange[]; hasNext: boolean; next: FeedPosition };
+
+/**
+ * Why a page cannot be read here: `expired`, the walk can never be served again (another history or epoch,
+ * or changes after it pruned); `behind`, this server has not seen the walk's position. A replica answers
+ * `behind` while it catches up (the call runs again on the primary, D-23); the primary, never for a
+ * position of its own history.
+ */
+export type FeedRefusal = 'expired' | 'behind';
 
 /** The oldest transaction the server read still has in flight, as seen by the statement that reads it. */
 const horizon = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text`;
@@ -56,6 +66,8 @@ function positionOf(db: Db, newWalk: boolean) {
     .select({
       state: sql<State>`json_build_object(
         'horizon', ${horizon}, 'epoch', ${brands.feedEpoch},
+        'system', (SELECT system_identifier::text FROM pg_control_system()),
+        'history', (SELECT ${reviewFeedHistory.history} FROM ${reviewFeedHistory}),
         'prunedXid', ${reviewChangesPruned.xid}, 'prunedSeq', ${reviewChangesPruned.seq},
         'lastXid', ${lastSeen.xid}, 'lastSeq', ${lastSeen.seq})`.as('state'),
       min: brands.criticalStarMin,
@@ -126,17 +138,15 @@ function walkStatement(db: Db, limit: number, newWalk: boolean, after: boolean) 
 
 /**
  * One page of the feed after `from` (or from the start of a new walk), read in one statement on one server:
- * the brand's epoch and range, the horizon, and the rows. Statements are prepared once per shape (D-25).
- * 'expired' when the walk can no longer be served (its epoch ended, or changes after it were pruned). A
- * server whose snapshot has not reached the walk's position throws ReplicaBehindError: the call runs again
- * on the primary (D-23).
+ * the history, the brand's epoch and range, the horizon, and the rows. Statements are prepared once per
+ * shape (D-25). A FeedRefusal when the walk cannot be served here.
  */
 export async function readReviewChanges(
   db: Db,
   brand: BrandScope,
   from: FeedPosition | undefined,
   limit: number,
-): Promise<FeedPage | 'expired' | undefined> {
+): Promise<FeedPage | FeedRefusal | undefined> {
   if (from?.kind === 'changes') {
     const statement = preparedOnce(db, `review_changes ${limit}`, () => changesStatement(db, limit));
     const rows = await statement.execute({ brand: brand.id, xid: from.xid, seq: from.seq });
@@ -162,6 +172,7 @@ export async function readReviewChanges(
   if (!state) return undefined;
   const refusal = from && judge(state, from, from.start);
   if (refusal) return refusal;
+  const history = from?.history ?? historyOf(state);
   const epoch = from?.epoch ?? state.epoch;
   const start = from?.start ?? seenBy(state);
   const listed = rows.filter((row) => row.code !== null);
@@ -170,13 +181,15 @@ export async function readReviewChanges(
   // The walk's last page hands over to the changes made since it started, which the next call reads.
   const next: FeedPosition =
     listed.length > limit && last?.code && last.writtenAt
-      ? { kind: 'walk', epoch, start, after: { writtenAt: last.writtenAt, reviewCode: last.code } }
-      : { kind: 'changes', epoch, ...start };
+      ? { kind: 'walk', history, epoch, start, after: { writtenAt: last.writtenAt, reviewCode: last.code } }
+      : { kind: 'changes', history, epoch, ...start };
   return { items: latestOfEach(found), hasNext: true, next };
 }
 
 type State = {
   horizon: string;
+  system: string;
+  history: string;
   epoch: number;
   prunedXid: number | null;
   prunedSeq: number | null;
@@ -191,17 +204,20 @@ function seenBy(state: State): ChangePosition {
   return { xid: 0, seq: 0 };
 }
 
-/** Whether this server can serve a walk at `at`: 'expired', or a throw when it has not caught up yet. */
-function judge(state: State, from: FeedPosition, at: ChangePosition): 'expired' | undefined {
-  if (state.epoch > from.epoch) return 'expired';
+/** The history a position is taken in: the server's system identifier and the feed's history, shortened. */
+function historyOf(state: State): string {
+  return createHash('sha256').update(`${state.system}/${state.history}`).digest('base64url').slice(0, 11);
+}
+
+/** Whether this server can serve a walk at `at`. */
+function judge(state: State, from: FeedPosition, at: ChangePosition): FeedRefusal | undefined {
+  if (from.history !== historyOf(state) || state.epoch > from.epoch) return 'expired';
   if (state.prunedXid !== null && state.prunedSeq !== null && after(state.prunedXid, state.prunedSeq, at)) {
     return 'expired';
   }
   // A position inside transaction xid (seq > 0) has seen it end: a server holding it in flight is behind.
   const reached = Number(state.horizon);
-  if (state.epoch < from.epoch || reached < at.xid || (reached === at.xid && at.seq > 0)) {
-    throw new ReplicaBehindError();
-  }
+  if (state.epoch < from.epoch || reached < at.xid || (reached === at.xid && at.seq > 0)) return 'behind';
   return undefined;
 }
 
@@ -235,14 +251,8 @@ function latestOfEach<R extends Row>(rows: R[]): ReviewChange[] {
 export async function pruneReviewChanges(db: Db, before: Date): Promise<number> {
   const pruned = await db.transaction(async (tx) => {
     await liftRequestBounds(tx);
-    // Rows are noted in time order: the first one to keep is found by reading the old ones in order.
-    const [kept] = await tx
-      .select({ seq: reviewChanges.seq })
-      .from(reviewChanges)
-      .where(gte(reviewChanges.changedAt, before))
-      .orderBy(asc(reviewChanges.seq))
-      .limit(1);
-    const old = lt(reviewChanges.seq, kept?.seq ?? Number.MAX_SAFE_INTEGER);
+    // Each brand's mark is its last old change of a transaction below the horizon: every transaction that
+    // could note a change behind the mark has ended, so none can appear there later.
     const lastOfEachBrand = tx
       .selectDistinctOn([reviewChanges.brandId], {
         brandId: reviewChanges.brandId,
@@ -250,7 +260,7 @@ export async function pruneReviewChanges(db: Db, before: Date): Promise<number> 
         seq: reviewChanges.seq,
       })
       .from(reviewChanges)
-      .where(old)
+      .where(and(lt(reviewChanges.changedAt, before), sql`${reviewChanges.xid} < ${horizon}::bigint`))
       .orderBy(reviewChanges.brandId, desc(reviewChanges.xid), desc(reviewChanges.seq));
     await tx
       .insert(reviewChangesPruned)
@@ -260,12 +270,29 @@ export async function pruneReviewChanges(db: Db, before: Date): Promise<number> 
         set: { xid: sql`excluded.xid`, seq: sql`excluded.seq` },
         setWhere: sql`(excluded.xid, excluded.seq) > (${reviewChangesPruned.xid}, ${reviewChangesPruned.seq})`,
       });
-    const removed = await tx.$count(reviewChanges, old);
-    await tx.delete(reviewChanges).where(old);
+    // Everything up to a brand's mark goes, a younger change behind it too: a walk before the mark is 410
+    // and a new walk starts after it, so no walk reads such a change, and none is left to strand a new walk.
+    const behindMark = sql`EXISTS (SELECT 1 FROM ${reviewChangesPruned}
+      WHERE ${reviewChangesPruned.brandId} = ${reviewChanges.brandId}
+        AND (${reviewChanges.xid}, ${reviewChanges.seq}) <= (${reviewChangesPruned.xid}, ${reviewChangesPruned.seq}))`;
+    const removed = await tx.$count(reviewChanges, behindMark);
+    await tx.delete(reviewChanges).where(behindMark);
     return removed;
   });
   // Fresh statistics, as for the aggregate's tables (db/aggregate.ts): without them the planner takes the
   // record for empty and sorts a brand's changes instead of reading them in the index's order.
   await db.execute(sql`ANALYZE ${reviewChanges}`);
   return pruned;
+}
+
+/** The key that seals the feed's cursors, made once per database by its migration (D-26). */
+export async function loadFeedCursorKey(db: Db): Promise<Buffer> {
+  const [row] = await db.select({ key: reviewFeedHistory.cursorKey }).from(reviewFeedHistory);
+  if (!row) throw new Error('review_feed_history has no row: run the migrations');
+  return Buffer.from(row.key, 'base64');
+}
+
+/** Starts a new feed history: every cursor issued so far answers 410 (after a restore in place, D-26). */
+export async function expireFeedCursors(db: Db): Promise<void> {
+  await db.update(reviewFeedHistory).set({ history: sql`gen_random_uuid()` });
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, check, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { instant } from './columns';
 
 /**
@@ -27,3 +27,18 @@ export const reviewChangesPruned = pgTable('review_changes_pruned', {
   xid: bigint('xid', { mode: 'number' }).notNull(),
   seq: bigint('seq', { mode: 'number' }).notNull(),
 });
+
+/**
+ * The feed's history (D-26), one row. A cursor carries the history it was issued in (with the server's
+ * system identifier): one of another history answers 410. `npm run feed -- expire-cursors` makes a new one.
+ */
+export const reviewFeedHistory = pgTable(
+  'review_feed_history',
+  {
+    id: boolean('id').primaryKey().default(true),
+    history: uuid('history').notNull().defaultRandom(),
+    /** Seals every cursor (base64 of 32 bytes): a cursor the service did not issue fails its check (400). */
+    cursorKey: text('cursor_key').notNull(),
+  },
+  (t) => [check('review_feed_history_one_row', sql`${t.id}`)],
+);

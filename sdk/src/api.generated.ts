@@ -430,7 +430,7 @@ export interface PartnerApiInputs {
       brand_code: string;
       /**
        * Opaque position: next_cursor of an earlier answer for the same brand. Absent: start a walk.
-       * @pattern ^[A-Za-z0-9_-]{1,200}$
+       * @pattern ^[A-Za-z0-9_-]{1,300}$
        */
       cursor?: string | undefined;
       /**

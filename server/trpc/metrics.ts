@@ -13,6 +13,7 @@ type Sources = {
   slots?: { stats(): PoolStats } | undefined;
   replicas?: { usable(): number };
   caches?: Record<string, { ageMs(): number }>;
+  feedStall?: { heldBackSeconds(): number };
 };
 
 /** The metrics in effect, if any (a live binding: callers read it each time). */
@@ -112,6 +113,14 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
           this.set({ directory: name }, cache.ageMs() / 1000);
       },
     }),
+    feedHeldBack: new Gauge({
+      name: 'partner_api_feed_held_back_seconds',
+      help: 'How long the oldest transaction still open on the primary has held the review change feed back (0: none open)',
+      registers,
+      collect() {
+        this.set(sources.feedStall?.heldBackSeconds() ?? 0);
+      },
+    }),
     /** The database whose pool is reported (postgres.js has slots). */
     observeDatabase(database: { slots?: { stats(): PoolStats } | undefined }) {
       sources.slots = database.slots;
@@ -129,6 +138,10 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
     },
     observeCaches(caches: Record<string, { ageMs(): number }>) {
       sources.caches = caches;
+    },
+    /** What holds the review change feed back (D-26). */
+    observeFeedStall(watch: { heldBackSeconds(): number }) {
+      sources.feedStall = watch;
     },
   };
 }

@@ -40,11 +40,11 @@ export const router = t.router;
 /** D-21, D-23: one server per call, a usable replica else the primary; a replica's failure retries on the primary. */
 async function onOneServer<R extends { ok: boolean; error?: unknown }>(
   ctx: RequestContext,
-  run: (db: Db) => Promise<R>,
+  run: (db: Db, onReplica: boolean) => Promise<R>,
 ): Promise<R> {
   const replica = ctx.replicas?.pick();
   if (replica) {
-    const result = await holding(replica.handle.slots, () => run(replica.handle.db)).catch((error: unknown) => {
+    const result = await holding(replica.handle.slots, () => run(replica.handle.db, true)).catch((error: unknown) => {
       if (error instanceof PoolBusyError) return undefined;
       throw error;
     });
@@ -53,7 +53,7 @@ async function onOneServer<R extends { ok: boolean; error?: unknown }>(
     if (result && !failure) return result;
   }
   try {
-    return await holding(ctx.slots, () => run(ctx.db));
+    return await holding(ctx.slots, () => run(ctx.db, false));
   } catch (error) {
     if (!(error instanceof PoolBusyError)) throw error;
     ctx.responseHeaders['Retry-After'] = String(error.retryAfterSeconds);
@@ -157,14 +157,14 @@ export type ParameterIssues = { addIssue(issue: { code: 'custom'; message: strin
 /** What a rule across parameters judges: the operation's parameters, parsed, with the path's brand_code. */
 export type BrandParameters<Shape extends z.ZodRawShape> = z.output<z.ZodObject<Shape>> & { brand_code: string };
 
-/** Besides the parameters, a rule may use the KST "today" (D-5) and the partner a cursor is bound to (D-26). */
-export type CallFacts = { today: string; partnerId: number };
+/** Besides the parameters, a rule may use the KST "today" (D-5), and the partner and key of a feed cursor (D-26). */
+export type CallFacts = { today: string; partnerId: number; feedCursorKey: () => Promise<Buffer> };
 
 /** A read inside one brand of the key's partner: parameters first (400 before 404, D-13), then the brand. */
 export function brandProcedure<Shape extends z.ZodRawShape>(
   parameters: Shape,
   /** Rules across parameters (from ≤ to, a cursor's brand), as 400; they get the call's facts (CallFacts). */
-  check?: (input: BrandParameters<Shape>, issues: ParameterIssues, facts: CallFacts) => void,
+  check?: (input: BrandParameters<Shape>, issues: ParameterIssues, facts: CallFacts) => void | Promise<void>,
 ) {
   const schema = z.object({ brand_code: brandCodeParam, ...parameters });
   return partnerProcedure.input(schema).use(async ({ ctx, input, next }) => {
@@ -173,13 +173,14 @@ export function brandProcedure<Shape extends z.ZodRawShape>(
     if (check) {
       const broken: string[] = [];
       const issues = { addIssue: (issue: { message: string }) => void broken.push(issue.message) };
-      check(input as BrandParameters<Shape>, issues, { today, partnerId: ctx.partner.partnerId });
+      const facts = { today, partnerId: ctx.partner.partnerId, feedCursorKey: ctx.feedCursorKey };
+      await check(input as BrandParameters<Shape>, issues, facts);
       if (broken.length)
         throw new PartnerApiError('PARTNER_API_INVALID_PARAMETER', { cause: new Error(broken.join('; ')) });
     }
     const brand = await brandInScope(ctx, ctx.partner.partnerId, (input as { brand_code: string }).brand_code);
     if (!brand) throw new PartnerApiError('PARTNER_API_BRAND_NOT_FOUND');
-    return onOneServer(ctx, (db) => next({ ctx: { brand, today, db } }));
+    return onOneServer(ctx, (db, onReplica) => next({ ctx: { brand, today, db, onReplica } }));
   });
 }
 

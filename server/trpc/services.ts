@@ -2,6 +2,7 @@ import { controlOf, type Db, slotsOf } from '../../db/client';
 import type { PoolSlots } from '../../db/pool-slots';
 import { type ApiKeyState, loadApiKeyStates } from '../../db/queries/apiKeys';
 import { type BrandEntry, loadBrandScopes } from '../../db/queries/brands';
+import { loadFeedCursorKey } from '../../db/queries/review-changes';
 import type { Replicas } from '../../db/replicas';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
@@ -32,6 +33,8 @@ export type Services = {
   };
   /** Every brand by its code. */
   brands: RefreshingCache<BrandEntry>;
+  /** The key that seals the feed's cursors (D-26), read once from the database. */
+  feedCursorKey: () => Promise<Buffer>;
 };
 
 type CacheOptions = {
@@ -77,6 +80,19 @@ export function createServices(
       keys: new RefreshingCache(keyStates, caches),
     },
     brands: new RefreshingCache(() => loadBrandScopes(control), caches),
+    feedCursorKey: readOnce(() => loadFeedCursorKey(control)),
+  };
+}
+
+/** `load`'s answer, shared by every caller once it succeeds; a failed load is tried again by the next caller. */
+function readOnce<T>(load: () => Promise<T>): () => Promise<T> {
+  let held: Promise<T> | undefined;
+  return () => {
+    held ??= load().catch((error: unknown) => {
+      held = undefined;
+      throw error;
+    });
+    return held;
   };
 }
 
