@@ -27,7 +27,7 @@ CREATE TABLE "webhook_deliveries" (
 	"delivered_at" timestamp with time zone,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	CONSTRAINT "webhook_deliveries_seq_unique" UNIQUE("seq"),
-	CONSTRAINT "webhook_deliveries_status" CHECK ("webhook_deliveries"."status" IN ('PENDING', 'DELIVERED', 'FAILED'))
+	CONSTRAINT "webhook_deliveries_status" CHECK ("webhook_deliveries"."status" IN ('PENDING', 'DELIVERED'))
 );
 --> statement-breakpoint
 CREATE TABLE "webhook_endpoints" (

@@ -19,7 +19,7 @@ import { partners } from './partners';
 // the events made from what it read, and every attempt to deliver them.
 
 export const WEBHOOK_STATUSES = ['ACTIVE', 'DISABLED'] as const;
-export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
+export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED'] as const;
 
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',
@@ -91,6 +91,7 @@ export const webhookDeliveries = pgTable(
     nextAttemptAt: instant('next_attempt_at').notNull().defaultNow(),
     leaseOwner: text('lease_owner'),
     leaseUntil: instant('lease_until'),
+    /** PENDING until a 2xx; an endpoint disabled keeps its pending events, and `enable` resumes them. */
     status: text('status', { enum: DELIVERY_STATUSES }).notNull().default('PENDING'),
     deliveredAt: instant('delivered_at'),
     ...createdAt,
@@ -98,7 +99,7 @@ export const webhookDeliveries = pgTable(
   (t) => [
     // What workers claim from: the pending events of an endpoint, in order.
     index('webhook_deliveries_pending_idx').on(t.endpointId, t.seq).where(sql`${t.status} = 'PENDING'`),
-    check('webhook_deliveries_status', sql`${t.status} IN ('PENDING', 'DELIVERED', 'FAILED')`),
+    check('webhook_deliveries_status', sql`${t.status} IN ('PENDING', 'DELIVERED')`),
   ],
 );
 
