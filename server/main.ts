@@ -14,6 +14,7 @@ import { enableMetrics, startMetricsServer } from './trpc/metrics';
 import { policies } from './trpc/ratelimit/sliding-window';
 import { createServices } from './trpc/services';
 import { startTracing } from './trpc/tracing';
+import { WebhookWorker } from './webhooks/worker';
 
 // Start: config, database, services, app, listen; drain on SIGTERM (D-1, D-2, D-17, D-20).
 
@@ -69,6 +70,17 @@ async function main() {
   // D-26: what holds the change feed back, on the primary.
   const feedStall = new FeedStallWatch({ db: services.control, log, warnSeconds: config.FEED_STALL_WARN_SECONDS });
   feedStall.start();
+  // D-28: webhook delivery, on the primary's own small pool (never a slot a request needs); off without its key.
+  const webhooks = config.WEBHOOK_SECRETS_KEY
+    ? new WebhookWorker({
+        db: services.control,
+        log,
+        secretsKey: config.WEBHOOK_SECRETS_KEY,
+        allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      })
+    : undefined;
+  if (webhooks) webhooks.start();
+  else log.info('webhooks off: WEBHOOK_SECRETS_KEY is not set');
   // The keys and brands are loaded before the first call, so a restart locks no one out (D-14).
   for (const cache of [services.rateLimit.keys, services.brands]) await cache.loadedSince(cache.now());
   // D-22: metrics on their own listener, only when METRICS_PORT is set.
@@ -78,6 +90,7 @@ async function main() {
     registered.observeDatabase(database);
     registered.observeCaches({ keys: services.rateLimit.keys, brands: services.brands });
     registered.observeFeedStall(feedStall);
+    if (webhooks) registered.observeWebhooks(webhooks);
     if (reads) registered.observeReplicas(reads);
     const host = config.METRICS_HOST ?? config.HOST;
     metricsServer = await startMetricsServer(registered.registry, { port: config.METRICS_PORT, host, log });
@@ -115,7 +128,7 @@ async function main() {
     const remaining = () => Math.max(0, deadline - Date.now());
     log.info({ signal, drainMs: config.DRAIN_TIMEOUT_MS }, 'draining');
     // The schedule first, so no rebuild starts while draining.
-    const scheduleStopped = Promise.all([aggregateSchedule.stop(), feedStall.stop()]);
+    const scheduleStopped = Promise.all([aggregateSchedule.stop(), feedStall.stop(), webhooks?.stop()]);
     const drained = await server.drain(remaining() - STORE_CLOSE_RESERVE_MS);
     await within(scheduleStopped, remaining());
     metricsServer?.close();

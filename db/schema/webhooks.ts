@@ -99,6 +99,10 @@ export const webhookDeliveries = pgTable(
   (t) => [
     // What workers claim from: the pending events of an endpoint, in order.
     index('webhook_deliveries_pending_idx').on(t.endpointId, t.seq).where(sql`${t.status} = 'PENDING'`),
+    // What keeps a review's events in order: an earlier pending event of the same review holds a later one.
+    index('webhook_deliveries_pending_review_idx')
+      .on(t.endpointId, t.reviewCode, t.seq)
+      .where(sql`${t.status} = 'PENDING'`),
     check('webhook_deliveries_status', sql`${t.status} IN ('PENDING', 'DELIVERED')`),
   ],
 );
