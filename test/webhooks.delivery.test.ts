@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { kstDayStart } from '../db/kst';
 import { claimDeliveries } from '../db/queries/webhook-deliveries';
-import { brands, reviews, webhookAttempts, webhookDeliveries } from '../db/schema';
+import { brands, partners, reviews, webhookAttempts, webhookDeliveries } from '../db/schema';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { createCaller } from '../routers';
 import { openFeedCursor } from '../routers/reviews/feed-cursor';
@@ -398,6 +398,61 @@ describe('leases, not transactions, across an attempt', () => {
     expect(receiver.received.map((item) => [item.id, item.event])).toEqual([
       [id, expect.objectContaining({ type: 'webhook.test', data: { webhook_id: fixture.webhookId } })],
     ]);
+  });
+});
+
+describe('pauses and stops', () => {
+  it('a drained instance cuts its attempt short and gives the event back at once', async () => {
+    const fixture = await newEndpoint();
+    receiver.answer = () => new Promise<never>(() => undefined);
+    await queueTest(database.db, await endpointNamed(database.db, fixture.webhookId));
+    const draining = worker({ leaseMs: 60 * MINUTE });
+    const pass = draining.runOnce();
+    await receiver.waitForRequests(1);
+    await draining.stop();
+    await pass;
+    const [pending] = await pendingOf(fixture.webhookId);
+    expect(pending).toMatchObject({ leaseOwner: null, leaseUntil: null, attempts: 0 });
+    receiver.answer = () => ({ status: 204 });
+    await worker().runOnce();
+    expect(receiver.received.map((item) => item.id)).toEqual([pending?.id]);
+  });
+
+  it('a deactivated partner’s endpoints pause until it is activated', async () => {
+    const fixture = await newEndpoint();
+    await writeReview(fixture);
+    await transactionsSettled(database);
+    const running = worker();
+    await database.db.update(partners).set({ isActive: false }).where(eq(partners.id, fixture.partnerId));
+    try {
+      await running.runOnce();
+      expect(receiver.requests).toHaveLength(0);
+    } finally {
+      await database.db.update(partners).set({ isActive: true }).where(eq(partners.id, fixture.partnerId));
+    }
+    await running.runOnce();
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('a brand moved to another partner stops delivering to the old one', async () => {
+    const fixture = await newEndpoint();
+    const running = worker();
+    receiver.answer = () => ({ status: 503 });
+    await writeReview(fixture);
+    await transactionsSettled(database);
+    await running.runOnce();
+    const [other] = await database.db.select({ id: partners.id }).from(partners).where(eq(partners.name, 'Other Eats'));
+    await database.db
+      .update(brands)
+      .set({ partnerId: other?.id ?? 0 })
+      .where(eq(brands.id, fixture.brandId));
+    await writeReview(fixture);
+    await transactionsSettled(database);
+    receiver.answer = () => ({ status: 204 });
+    skew += RETRY_SCHEDULE_MS[1] as number;
+    await running.runOnce();
+    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.received).toHaveLength(0);
   });
 });
 
