@@ -70,13 +70,15 @@ async function main() {
   // D-26: what holds the change feed back, on the primary.
   const feedStall = new FeedStallWatch({ db: services.control, log, warnSeconds: config.FEED_STALL_WARN_SECONDS });
   feedStall.start();
-  // D-28: webhook delivery, on the primary's own small pool (never a slot a request needs); off without its key.
-  const webhooks = config.WEBHOOK_SECRETS_KEY
+  // D-28: webhook delivery, on the primary's own small pool (never a slot a request needs); off without its
+  // key. The demo makes its own key and delivers to its local receiver.
+  const secretsKey = config.WEBHOOK_SECRETS_KEY ?? demo?.DEMO_WEBHOOK.secretsKey;
+  const webhooks = secretsKey
     ? new WebhookWorker({
         db: services.control,
         log,
-        secretsKey: config.WEBHOOK_SECRETS_KEY,
-        allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+        secretsKey,
+        allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS || demo !== undefined,
       })
     : undefined;
   if (webhooks) webhooks.start();

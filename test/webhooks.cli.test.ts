@@ -9,6 +9,7 @@ import { kstDayStart } from '../db/kst';
 import { currentChangesPosition, loadFeedCursorKey, pruneReviewChanges } from '../db/queries/review-changes';
 import { positionsOf } from '../db/queries/webhooks';
 import { brands, reviews, webhookDeliveries, webhookEndpoints } from '../db/schema';
+import { openSecret } from '../db/webhook-secrets';
 import { sealFeedCursor } from '../routers/reviews/feed-cursor';
 import {
   addEndpoint,
@@ -21,7 +22,6 @@ import {
   replayFrom,
   rotateSecret,
 } from '../server/webhooks/admin';
-import { openSecret } from '../server/webhooks/secrets';
 import { checkTarget, type Target } from '../server/webhooks/target';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { type BrandFixture, createBrandWithReviews } from './support/factories';

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { kstDayStart } from '../db/kst';
 import { claimDeliveries } from '../db/queries/webhook-deliveries';
-import { brands, partners, reviews, webhookAttempts, webhookDeliveries } from '../db/schema';
-import { DEMO_KEYS } from '../db/seed/demo';
+import { brands, partners, reviews, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema';
+import { DEMO_KEYS, DEMO_WEBHOOK } from '../db/seed/demo';
 import { createCaller } from '../routers';
 import { openFeedCursor } from '../routers/reviews/feed-cursor';
 import { silentLogger } from '../server/logger';
@@ -39,6 +39,11 @@ const workers: WebhookWorker[] = [];
 beforeAll(async () => {
   database = await openTestDatabase();
   services = testServices(database.db, { RATE_LIMIT_PER_MINUTE: '1000000' });
+  // The demo's endpoint would be read from the seed's first change: this file's workers deliver its own only.
+  await database.db
+    .update(webhookEndpoints)
+    .set({ status: 'DISABLED' })
+    .where(eq(webhookEndpoints.id, DEMO_WEBHOOK.id));
   receiver = new WebhookReceiver();
   url = await receiver.start();
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { newSigningSecret, openSecret, sealSecret } from '../db/webhook-secrets';
 import { parseConfig } from '../server/config';
-import { newSigningSecret, openSecret, sealSecret } from '../server/webhooks/secrets';
 
 describe('webhook signing secrets (D-28)', () => {
   const key = randomBytes(32);

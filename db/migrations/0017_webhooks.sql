@@ -66,4 +66,5 @@ CREATE INDEX "webhook_attempts_endpoint_idx" ON "webhook_attempts" USING btree (
 CREATE INDEX "webhook_attempts_delivery_idx" ON "webhook_attempts" USING btree ("delivery_id");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_pending_idx" ON "webhook_deliveries" USING btree ("endpoint_id","seq") WHERE "webhook_deliveries"."status" = 'PENDING';--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_pending_review_idx" ON "webhook_deliveries" USING btree ("endpoint_id","review_code","seq") WHERE "webhook_deliveries"."status" = 'PENDING';--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_delivered_idx" ON "webhook_deliveries" USING btree ("endpoint_id","delivered_at") WHERE "webhook_deliveries"."status" = 'DELIVERED';--> statement-breakpoint
 CREATE INDEX "webhook_endpoints_partner_idx" ON "webhook_endpoints" USING btree ("partner_id","created_at");

@@ -1,7 +1,8 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, min, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { brands, partners, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
+import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
 import type { BrandScope } from './brands';
+import { literalLimit } from './pagination';
 import type { ChangesPosition } from './review-changes';
 
 // A partner's webhook endpoints (D-28), as the operator's CLI and the delivery worker see them. The secrets
@@ -167,4 +168,115 @@ export async function resumeEndpoint(db: Db, id: string) {
       .set({ attempts: 0, nextAttemptAt: sql`now()` })
       .where(and(eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.status, 'PENDING')));
   });
+}
+
+// The partner's view of its endpoints (D-28): its own only, a foreign id answering like a missing one.
+
+/** The partner's endpoints, oldest first, with how their deliveries stand. */
+export async function partnerEndpoints(db: Db, partnerId: number, window: { limit: number; offset: number }) {
+  const e = webhookEndpoints;
+  const rows = await db
+    .select({
+      id: e.id,
+      url: e.url,
+      brandIds: e.brandIds,
+      criticalOnly: e.criticalOnly,
+      status: e.status,
+      disabledReason: e.disabledReason,
+    })
+    .from(e)
+    .where(eq(e.partnerId, partnerId))
+    .orderBy(asc(e.createdAt), asc(e.id))
+    .limit(window.limit)
+    .offset(window.offset);
+  if (rows.length === 0) return [];
+  const d = webhookDeliveries;
+  const pending = sql`${d.status} = 'PENDING'`;
+  const stats = await db
+    .select({
+      endpointId: d.endpointId,
+      lastSuccessAt: sql<Date | null>`max(${d.deliveredAt}) FILTER (WHERE ${d.status} = 'DELIVERED')`.mapWith(
+        d.deliveredAt,
+      ),
+      nextAttemptAt: sql<Date | null>`min(${d.nextAttemptAt}) FILTER (WHERE ${pending})`.mapWith(d.nextAttemptAt),
+      oldestPendingAt: sql<Date | null>`min(${d.createdAt}) FILTER (WHERE ${pending})`.mapWith(d.createdAt),
+    })
+    .from(d)
+    .where(
+      inArray(
+        d.endpointId,
+        rows.map((row) => row.id),
+      ),
+    )
+    .groupBy(d.endpointId);
+  const statsOf = new Map(stats.map((row) => [row.endpointId, row]));
+  return Promise.all(
+    rows.map(async (row) => {
+      const { lastSuccessAt = null, nextAttemptAt = null, oldestPendingAt = null } = statsOf.get(row.id) ?? {};
+      return {
+        ...row,
+        lastSuccessAt,
+        nextAttemptAt,
+        oldestPendingAt,
+        failingSince: await failingSince(db, row.id, lastSuccessAt),
+      };
+    }),
+  );
+}
+
+/** The first failed attempt since the last success: how long the endpoint has been failing. */
+async function failingSince(db: Db, endpointId: string, lastSuccessAt: Date | null): Promise<Date | null> {
+  const a = webhookAttempts;
+  const [row] = await db
+    .select({ at: min(a.attemptedAt) })
+    .from(a)
+    .where(
+      and(
+        eq(a.endpointId, endpointId),
+        sql`(${a.statusCode} IS NULL OR ${a.statusCode} NOT BETWEEN 200 AND 299)`,
+        lastSuccessAt ? gt(a.attemptedAt, lastSuccessAt) : undefined,
+      ),
+    );
+  return row?.at ?? null;
+}
+
+export async function partnerEndpoint(db: Db, partnerId: number, id: string) {
+  const [row] = await db
+    .select({ id: webhookEndpoints.id })
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.partnerId, partnerId)));
+  return row;
+}
+
+/** An endpoint's attempts, newest first, after `after` (the last one of the previous page) when given. */
+export function endpointAttempts(
+  db: Db,
+  endpointId: string,
+  after: { at: Date; id: number } | undefined,
+  limit: number,
+) {
+  const a = webhookAttempts;
+  return db
+    .select({
+      id: a.id,
+      eventId: a.deliveryId,
+      type: webhookDeliveries.type,
+      reviewId: webhookDeliveries.reviewCode,
+      attempt: a.attempt,
+      statusCode: a.statusCode,
+      error: a.error,
+      durationMs: a.durationMs,
+      attemptedAt: a.attemptedAt,
+      nextAttemptAt: a.nextAttemptAt,
+    })
+    .from(a)
+    .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, a.deliveryId))
+    .where(
+      and(
+        eq(a.endpointId, endpointId),
+        after ? sql`(${a.attemptedAt}, ${a.id}) < (${after.at.toISOString()}::timestamptz, ${after.id})` : undefined,
+      ),
+    )
+    .orderBy(desc(a.attemptedAt), desc(a.id))
+    .limit(literalLimit(limit + 1));
 }

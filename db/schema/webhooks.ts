@@ -103,6 +103,8 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_pending_review_idx')
       .on(t.endpointId, t.reviewCode, t.seq)
       .where(sql`${t.status} = 'PENDING'`),
+    // The partner's view: when the endpoint last succeeded.
+    index('webhook_deliveries_delivered_idx').on(t.endpointId, t.deliveredAt).where(sql`${t.status} = 'DELIVERED'`),
     check('webhook_deliveries_status', sql`${t.status} IN ('PENDING', 'DELIVERED')`),
   ],
 );

@@ -22,10 +22,10 @@ import {
   storePositions,
   type WebhookEndpoint,
 } from '../../db/queries/webhooks';
+import { newSigningSecret, openSecret, sealSecret } from '../../db/webhook-secrets';
 import { openFeedCursor } from '../../routers/reviews/feed-cursor';
 import { feedExpiredEvent, reviewEvents, testEvent } from './events';
 import { newOpaqueId } from './ids';
-import { newSigningSecret, openSecret, sealSecret } from './secrets';
 import type { Target } from './target';
 
 // What the operator's `webhooks` command does (D-28), apart from its argument parsing and printing.
@@ -110,7 +110,7 @@ export async function enableEndpoint(db: Db, endpoint: WebhookEndpoint, fromNow:
     );
   }
   if (fromNow) {
-    await storePositions(db, endpoint.id, await currentPositions(db, covered));
+    await startFromNow(db, endpoint);
     await insertDeliveries(
       db,
       covered.map((brand) => feedExpiredEvent(endpoint, brand, now)),
@@ -157,6 +157,11 @@ export async function replayFrom(db: Db, endpoint: WebhookEndpoint, cursor: stri
     if (!page.hasNext) break;
   }
   return { brandCode: brand.brandCode, events: made };
+}
+
+/** Every brand of the endpoint read from its current position: what changes from now on is delivered. */
+export async function startFromNow(db: Db, endpoint: WebhookEndpoint) {
+  await storePositions(db, endpoint.id, await currentPositions(db, await brandsOfEndpoint(db, endpoint)));
 }
 
 export async function queueTest(db: Db, endpoint: WebhookEndpoint, now = new Date()) {

@@ -22,11 +22,11 @@ import {
   setEndpointStatus,
   type WebhookEndpoint,
 } from '../../db/queries/webhooks';
+import { openSecret } from '../../db/webhook-secrets';
 import type { Logger } from '../logger';
 import { metrics } from '../trpc/metrics';
 import { type AttemptOutcome, postDelivery } from './attempt';
 import { feedExpiredEvent, reviewEvents } from './events';
-import { openSecret } from './secrets';
 import { signedHeaders } from './sign';
 import { checkTarget } from './target';
 
