@@ -113,8 +113,12 @@ describe('GET /partner/v1/webhooks', () => {
 
 describe('GET /partner/v1/webhooks/{webhook_id}/deliveries', () => {
   it('gives the attempts newest first, page by page', async () => {
-    const first = await api().webhooks.deliveries({ webhook_id: webhookId, limit: 4 });
+    const ctx = createRequestContext(services, { apiKey: DEMO_KEYS.active });
+    const first = await createCaller(ctx).webhooks.deliveries({ webhook_id: webhookId, limit: 4 });
     expect(first.data).toMatchObject({ limit: 4, has_next: true });
+    expect(ctx.responseHeaders.Link).toBe(
+      `</partner/v1/webhooks/${webhookId}/deliveries?limit=4&cursor=${first.data.next_cursor}>; rel="next"`,
+    );
     const second = await api().webhooks.deliveries({ webhook_id: webhookId, limit: 4, cursor: first.data.next_cursor });
     expect(second.data.has_next).toBe(false);
     const all = [...first.data.items, ...second.data.items];

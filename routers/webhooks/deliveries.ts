@@ -2,6 +2,7 @@ import { kstTimestamp } from '../../db/kst';
 import { endpointAttempts, partnerEndpoint } from '../../db/queries/webhooks';
 import { PartnerApiError } from '../../server/trpc/errors';
 import { partnerReadProcedure } from '../../server/trpc/procedures';
+import { nextPageLink } from '../reviews/cursor';
 import { success } from '../shared/contract';
 import {
   attemptsCursorOf,
@@ -26,6 +27,11 @@ export const deliveries = partnerReadProcedure
     const found = rows.slice(0, input.limit);
     const last = found.at(-1);
     const hasNext = rows.length > input.limit;
+    const next = last ? attemptsCursorOf(last.attemptedAt, last.id) : (input.cursor ?? NEWEST);
+    if (hasNext) {
+      const path = `/partner/v1/webhooks/${encodeURIComponent(endpoint.id)}/deliveries`;
+      ctx.responseHeaders.Link = nextPageLink(path, { brandCode: '', filters: {} }, input.limit, next);
+    }
     return success({
       items: found.map((row) => ({
         event_id: row.eventId,
@@ -40,6 +46,6 @@ export const deliveries = partnerReadProcedure
       })),
       limit: input.limit,
       has_next: hasNext,
-      next_cursor: last ? attemptsCursorOf(last.attemptedAt, last.id) : (input.cursor ?? NEWEST),
+      next_cursor: next,
     });
   });
