@@ -7,7 +7,7 @@ import { kstTimestampSchema } from '../shared/values';
 // continues after the event, so a partner can always fall back to polling it.
 
 const brandCode = z.string().describe('The brand the event is about.');
-const timestamp = kstTimestampSchema.describe('When the event was made, KST (D-5); the same on every retry.');
+const timestamp = kstTimestampSchema.describe('When the event was made, KST (+09:00); the same on every retry.');
 const cursor = z
   .string()
   .describe('The feed position after this event: GET …/review-changes?cursor= continues from here.');

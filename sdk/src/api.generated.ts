@@ -299,6 +299,56 @@ export type SalesRow =
       sales_amount: number;
     };
 
+/** An event a webhook endpoint receives (partner guide § Webhooks), told apart by `type`. */
+export type WebhookEvent =
+  | {
+      type: 'review.upserted';
+      /** When the event was made, KST (+09:00); the same on every retry. */
+      timestamp: string;
+      data: {
+        /** The brand the event is about. */
+        brand_code: string;
+        /** The review added or changed. */
+        review_id: string;
+        /** As GET …/reviews/{review_id} returns it when the event was made. */
+        review: Review;
+        /** The feed position after this event: GET …/review-changes?cursor= continues from here. */
+        cursor: string;
+      };
+    }
+  | {
+      type: 'review.deleted';
+      /** When the event was made, KST (+09:00); the same on every retry. */
+      timestamp: string;
+      data: {
+        /** The brand the event is about. */
+        brand_code: string;
+        /** The review removed: remove it from the copy. */
+        review_id: string;
+        review: null;
+        /** The feed position after this event: GET …/review-changes?cursor= continues from here. */
+        cursor: string;
+      };
+    }
+  | {
+      type: 'feed.expired';
+      /** When the event was made, KST (+09:00); the same on every retry. */
+      timestamp: string;
+      data: {
+        /** The brand the event is about. */
+        brand_code: string;
+      };
+    }
+  | {
+      type: 'webhook.test';
+      /** When the event was made, KST (+09:00); the same on every retry. */
+      timestamp: string;
+      data: {
+        /** The endpoint tested. */
+        webhook_id: string;
+      };
+    };
+
 /** The parameters of each call: path and query parameters of the REST door in one object. */
 export interface PartnerApiInputs {
   brands: {
