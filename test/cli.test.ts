@@ -11,7 +11,18 @@ import { describeDatabaseFailure } from '../db/failure';
 const root = path.resolve(import.meta.dirname, '..');
 /** Nothing listens on port 1: connecting is refused at once. */
 const CLOSED = 'postgres://operator:secret@127.0.0.1:1/reports';
-const COMMANDS = ['migrate', 'seed', 'aggregate', 'keys', 'partners', 'brands', 'feed', 'webhooks', 'openapi'];
+const COMMANDS = [
+  'migrate',
+  'seed',
+  'aggregate',
+  'keys',
+  'partners',
+  'brands',
+  'feed',
+  'webhooks',
+  'demo-webhook-receiver',
+  'openapi',
+];
 
 async function run(command: string, args: string[], env: Record<string, string> = {}) {
   const script = command === 'main' ? 'server/main.ts' : `server/cli/${command}.ts`;

@@ -7,8 +7,9 @@ import { runCli, withConfiguredDatabase } from './database';
 const USAGE = `usage: npm run demo:changes
 
 Makes one change of each kind the review change feed sends (a late reply, a negative-review alert, a new
-review, a removed review) in the demo brand chicken-house, so a walk of
-GET /partner/v1/brands/chicken-house/review-changes started before shows them. With DATABASE_URL, in that
+review, a new critical review of 1 star, a removed review) in the demo brand chicken-house, so a walk of
+GET /partner/v1/brands/chicken-house/review-changes started before shows them, and the demo's webhook
+delivers them to npm run demo:webhook-receiver. With DATABASE_URL, in that
 database (loaded with npm run db:seed); without it, in the embedded demo of \`npm start\` on PORT (default
 3000), which logs the review ids.`;
 
