@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { kstDayStart } from '../db/kst';
 import { claimDeliveries } from '../db/queries/webhook-deliveries';
+import { positionsOf } from '../db/queries/webhooks';
 import { brands, partners, reviews, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema';
 import { DEMO_KEYS, DEMO_WEBHOOK } from '../db/seed/demo';
 import { createCaller } from '../routers';
@@ -458,6 +459,9 @@ describe('pauses and stops', () => {
     await running.runOnce();
     expect(receiver.requests).toHaveLength(1);
     expect(receiver.received).toHaveLength(0);
+    // Nothing of the brand stays with the endpoint: no event waiting (no lag), no position.
+    expect(await pendingOf(fixture.webhookId)).toEqual([]);
+    expect(await positionsOf(database.db, fixture.webhookId)).toEqual(new Map());
   });
 });
 

@@ -1,7 +1,7 @@
-import { and, asc, eq, exists, inArray, isNull, lt, lte, min, notExists, or, sql } from 'drizzle-orm';
+import { and, asc, eq, exists, inArray, isNotNull, isNull, lt, lte, min, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
-import { brands, webhookAttempts, webhookDeliveries } from '../schema';
+import { brands, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
 import type { ChangesPosition } from './review-changes';
 import { movePosition } from './webhooks';
 
@@ -185,4 +185,29 @@ export async function pruneWebhookAttempts(db: Db, before: Date): Promise<number
     .delete(webhookDeliveries)
     .where(and(eq(webhookDeliveries.status, 'DELIVERED'), lt(webhookDeliveries.deliveredAt, before)));
   return removed.length;
+}
+
+/**
+ * Forgets what endpoints hold of brands their partner no longer has (a brand moved to another partner):
+ * the pending events are not sent, and the positions go, so nothing of the brand reaches the old partner.
+ */
+export async function dropMovedBrands(db: Db): Promise<number> {
+  const notThePartners = (
+    brandId: typeof webhookDeliveries.brandId | typeof webhookPositions.brandId,
+    endpointId: typeof webhookDeliveries.endpointId | typeof webhookPositions.endpointId,
+  ) =>
+    sql`NOT EXISTS (SELECT 1 FROM ${brands} JOIN ${webhookEndpoints} ON ${webhookEndpoints.partnerId} = ${brands.partnerId}
+      WHERE ${brands.id} = ${brandId} AND ${webhookEndpoints.id} = ${endpointId})`;
+  const dropped = await db
+    .delete(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.status, 'PENDING'),
+        isNotNull(webhookDeliveries.brandId),
+        notThePartners(webhookDeliveries.brandId, webhookDeliveries.endpointId),
+      ),
+    )
+    .returning({ id: webhookDeliveries.id });
+  await db.delete(webhookPositions).where(notThePartners(webhookPositions.brandId, webhookPositions.endpointId));
+  return dropped.length;
 }

@@ -10,6 +10,7 @@ import {
 import {
   type ClaimedDelivery,
   claimDeliveries,
+  dropMovedBrands,
   oldestPending,
   recordAttempt,
   recordEvents,
@@ -119,6 +120,7 @@ export class WebhookWorker {
     const { db, log } = this.options;
     try {
       this.cursorKey ??= await loadFeedCursorKey(db);
+      await dropMovedBrands(db);
       const rows = await listEndpoints(db);
       this.disabled = rows.filter((row) => row.endpoint.status === 'DISABLED').length;
       // A deactivated partner's endpoints pause: nothing is read or sent until it is activated.
