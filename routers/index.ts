@@ -8,6 +8,8 @@ import { list as listSales } from './sales/list';
 import { list as listShops } from './shops/list';
 import { get as getUser } from './users/get';
 import { list as listUsers } from './users/list';
+import { deliveries as webhookDeliveries } from './webhooks/deliveries';
+import { list as listWebhooks } from './webhooks/list';
 
 /** The whole API: composition only. Its type is the SDK's contract. */
 export const appRouter = router({
@@ -17,6 +19,7 @@ export const appRouter = router({
   reviews: { list: listReviews, get: getReview, changes: reviewChanges },
   reviewStats: { list: listReviewStats },
   sales: { list: listSales },
+  webhooks: { list: listWebhooks, deliveries: webhookDeliveries },
 });
 
 export type AppRouter = typeof appRouter;

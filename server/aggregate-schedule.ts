@@ -2,6 +2,7 @@ import { runDailyAggregate } from '../db/aggregate';
 import type { Db } from '../db/client';
 import { addDays, kstDayStart, kstToday } from '../db/kst';
 import { pruneReviewChanges } from '../db/queries/review-changes';
+import { pruneWebhookAttempts } from '../db/queries/webhook-deliveries';
 import type { Logger } from './logger';
 import { metrics } from './trpc/metrics';
 
@@ -84,6 +85,13 @@ async function pruneLogged(deps: Deps): Promise<void> {
     if (pruned > 0) deps.log.info({ pruned, before }, 'review changes past the retention pruned');
   } catch (error) {
     deps.log.error({ error }, 'pruning review changes failed; will retry at the next run');
+  }
+  // Webhook attempts are kept 30 days (D-28), whatever the feed's retention.
+  try {
+    const attempts = await pruneWebhookAttempts(deps.db, new Date(deps.now().getTime() - 30 * 86_400_000));
+    if (attempts > 0) deps.log.info({ attempts }, 'webhook attempts past 30 days pruned');
+  } catch (error) {
+    deps.log.error({ error }, 'pruning webhook attempts failed; will retry at the next run');
   }
 }
 

@@ -42,6 +42,21 @@ export const configSchema = z
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
     REVIEW_CHANGES_RETENTION_DAYS: integer(1, 3_650, 30),
     FEED_STALL_WARN_SECONDS: integer(1, 86_400, 60),
+    WEBHOOK_SECRETS_KEY: optional(
+      z
+        .string()
+        .refine((value) => Buffer.from(value, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(value), {
+          error: 'must be 32 bytes in base64 (openssl rand -base64 32)',
+        })
+        .transform((value) => Buffer.from(value, 'base64')),
+    ),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: z.preprocess(
+      emptyAsUndefined,
+      z
+        .enum(['0', '1'])
+        .default('0')
+        .transform((v) => v === '1'),
+    ),
     REQUEST_DEADLINE_MS: integer(100, 600_000, 10_000),
     DB_STATEMENT_TIMEOUT_MS: optional(whole()),
     DB_LOCK_TIMEOUT_MS: optional(whole()),

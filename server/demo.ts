@@ -18,9 +18,10 @@ import {
   pgliteOf,
 } from '../db/client';
 import { expireFeedCursors } from '../db/queries/review-changes';
-import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { DEMO_KEYS, DEMO_WEBHOOK, seedDemo } from '../db/seed/demo';
 import { makeDemoChanges } from '../db/seed/demo-changes';
 import type { Logger } from './logger';
+import { endpointNamed, startFromNow } from './webhooks/admin';
 
 // D-1: without DATABASE_URL, the demo data (D-3) in PGlite, from a migrated cluster the build saves in dist/.
 
@@ -85,6 +86,8 @@ export async function openDemoDatabase(
     const summary = await seedDemo(database.db, { now });
     // Every start is the same snapshot, with the same transaction ids: a cursor of an earlier run is 410 (D-26).
     await expireFeedCursors(database.db);
+    // The demo's webhook delivers what changes from this start on (D-28), not the seed's history.
+    await startFromNow(database.db, await endpointNamed(database.db, DEMO_WEBHOOK.id));
     const aggregate = await buildDailyAggregate(database.db, { now });
     // PGlite runs no autovacuum: without fresh statistics the planner takes the tables for empty.
     await database.db.execute(sql`VACUUM ANALYZE`);
@@ -153,3 +156,6 @@ export function printBanner(base: string): void {
     ].join('\n'),
   );
 }
+
+/** The demo's webhook (D-28): main.ts delivers to it with the demo's own secrets key. */
+export { DEMO_WEBHOOK };

@@ -14,6 +14,7 @@ import { enableMetrics, startMetricsServer } from './trpc/metrics';
 import { policies } from './trpc/ratelimit/sliding-window';
 import { createServices } from './trpc/services';
 import { startTracing } from './trpc/tracing';
+import { WebhookWorker } from './webhooks/worker';
 
 // Start: config, database, services, app, listen; drain on SIGTERM (D-1, D-2, D-17, D-20).
 
@@ -84,6 +85,19 @@ async function main() {
   // D-26: what holds the change feed back, on the primary.
   const feedStall = new FeedStallWatch({ db: services.control, log, warnSeconds: config.FEED_STALL_WARN_SECONDS });
   feedStall.start();
+  // D-28: webhook delivery, on the primary's own small pool (never a slot a request needs); off without its
+  // key. The demo makes its own key and delivers to its local receiver.
+  const secretsKey = config.WEBHOOK_SECRETS_KEY ?? demo?.DEMO_WEBHOOK.secretsKey;
+  const webhooks = secretsKey
+    ? new WebhookWorker({
+        db: services.control,
+        log,
+        secretsKey,
+        allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS || demo !== undefined,
+      })
+    : undefined;
+  if (webhooks) webhooks.start();
+  else log.info('webhooks off: WEBHOOK_SECRETS_KEY is not set');
   // The key and brand cache listens for changes before the first call (D-14); what it does not hold yet, a
   // call reads by itself, so a restart locks no one out.
   await services.cache.start();
@@ -94,6 +108,7 @@ async function main() {
     registered.observeDatabase(database);
     registered.observeCache(services.cache);
     registered.observeFeedStall(feedStall);
+    if (webhooks) registered.observeWebhooks(webhooks);
     if (reads) registered.observeReplicas(reads);
     const host = config.METRICS_HOST ?? config.HOST;
     metricsServer = await startMetricsServer(registered.registry, { port: config.METRICS_PORT, host, log });
@@ -132,7 +147,7 @@ async function main() {
     const remaining = () => Math.max(0, deadline - Date.now());
     log.info({ signal, drainMs: config.DRAIN_TIMEOUT_MS }, 'draining');
     // The schedule first, so no rebuild starts while draining.
-    const scheduleStopped = Promise.all([aggregateSchedule.stop(), feedStall.stop()]);
+    const scheduleStopped = Promise.all([aggregateSchedule.stop(), feedStall.stop(), webhooks?.stop()]);
     const drained = await server.drain(remaining() - STORE_CLOSE_RESERVE_MS);
     await within(scheduleStopped, remaining());
     metricsServer?.close();

@@ -1,19 +1,22 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDailyAggregate } from '../db/aggregate';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { matchesKeyword } from '../db/queries/reviews/rules';
-import { reviews } from '../db/schema';
-import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
+import { reviews, webhookEndpoints } from '../db/schema';
+import { DEMO_KEYS, DEMO_WEBHOOK, seedDemo } from '../db/seed/demo';
+import { makeDemoChanges } from '../db/seed/demo-changes';
 import { createCaller } from '../routers';
 import { openDemoDatabase, writeSnapshot } from '../server/demo';
 import { createLogger, silentLogger } from '../server/logger';
 import { createRequestContext } from '../server/trpc/context';
+import { WebhookWorker } from '../server/webhooks/worker';
 import { expectPartnerError } from './support/errors';
 import { testServices } from './support/services';
+import { WebhookReceiver } from './support/webhook-receiver';
 
 // D-1: the embedded demo starts from the build's migrated cluster when its name matches, else from initdb;
 // either way it holds the same demo data, aggregate and constraints as a cluster built the plain way
@@ -30,9 +33,10 @@ async function contents(database: DatabaseHandle) {
     sql`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
   );
   const out: Record<string, { rows: number; md5: string }> = {};
-  for (const { name } of tables) {
+  // The demo starts its webhook at each start's feed position (D-28): a plain build has none.
+  for (const { name } of tables.filter((table) => table.name !== 'webhook_positions')) {
     // When a run started and finished, which transaction noted a change when, and the feed's key and
-    // history are that database's, not data.
+    // history are that database's, not data; so is a webhook's sealed secret (a fresh nonce each time).
     const row =
       name === 'aggregate_runs'
         ? sql.raw('(x.id, x.through_day, x.kind)')
@@ -40,7 +44,9 @@ async function contents(database: DatabaseHandle) {
           ? sql.raw('(x.brand_id, x.review_code)')
           : name === 'review_feed_history'
             ? sql.raw('(x.id)')
-            : sql.raw('x');
+            : name === 'webhook_endpoints'
+              ? sql.raw('(x.id, x.partner_id, x.url, x.brand_ids, x.critical_only, x.status, x.created_at)')
+              : sql.raw('x');
     const [result] = await database.rows<{ rows: number; md5: string }>(sql`
       SELECT count(*)::int AS rows, md5(coalesce(string_agg(${row}::text, E'\n' ORDER BY ${row}::text), '')) AS md5
       FROM ${sql.identifier(name)} AS x`);
@@ -82,6 +88,8 @@ describe('the embedded demo', () => {
       try {
         const got = await contents(demo);
         expect(got.tables).toEqual(reference.tables);
+        const positions = await demo.rows(sql`SELECT brand_id FROM webhook_positions`);
+        expect(positions).toHaveLength(1);
         expect(got.constraints).toEqual(reference.constraints);
         expect(got.indexes).toEqual(reference.indexes.filter((index) => !isSearchIndex(index)));
         // Keyword search's own rule finds matches without the indexes.
@@ -118,6 +126,43 @@ describe('the embedded demo', () => {
       expect((await feed(fresh.data.next_cursor)).data.items.length).toBeGreaterThan(0);
     } finally {
       await later.close();
+    }
+  });
+
+  it('delivers demo:changes to its webhook, signed with the published secret: the new critical review among them (D-28)', async () => {
+    const snapshotDir = path.join(scratch, 'webhook');
+    await writeSnapshot(snapshotDir);
+    const demo = await openDemoDatabase(silentLogger, { snapshotDir });
+    const receiver = new WebhookReceiver();
+    try {
+      receiver.secrets = [DEMO_WEBHOOK.secret];
+      // The demo's endpoint, pointed at this test's receiver instead of port 4000.
+      await demo.db
+        .update(webhookEndpoints)
+        .set({ url: await receiver.start() })
+        .where(eq(webhookEndpoints.id, DEMO_WEBHOOK.id));
+      const made = await makeDemoChanges(demo.db);
+      const worker = new WebhookWorker({
+        db: demo.db,
+        log: silentLogger,
+        secretsKey: DEMO_WEBHOOK.secretsKey,
+        allowPrivateTargets: true,
+      });
+      await worker.runOnce();
+      await worker.stop();
+      expect(receiver.unverified).toEqual([]);
+      const events = new Map(receiver.received.map(({ event }) => [event.data.review_id, event]));
+      expect([...events.keys()].sort()).toEqual(
+        [made.replied, made.alerted, made.added, made.critical, made.removed].sort(),
+      );
+      expect(events.get(made.critical)).toMatchObject({
+        type: 'review.upserted',
+        data: { brand_code: 'chicken-house', review: { rating: 1, is_critical: true } },
+      });
+      expect(events.get(made.removed)).toMatchObject({ type: 'review.deleted' });
+    } finally {
+      await receiver.close();
+      await demo.close();
     }
   });
 });

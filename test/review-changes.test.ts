@@ -390,6 +390,7 @@ describe('npm run demo:changes', () => {
     expect(seen[made.replied]?.review).toMatchObject({ reply_status: 'REPLIED', is_handled: true });
     expect(seen[made.alerted]?.review).toMatchObject({ reply_status: 'NOT_REPLIED', is_handled: true });
     expect(seen[made.added]?.change).toBe('UPSERT');
+    expect(seen[made.critical]?.review).toMatchObject({ rating: 1, is_critical: true });
     expect(seen[made.removed]).toEqual({ review_id: made.removed, change: 'DELETE', review: null });
   });
 });

@@ -148,17 +148,9 @@ export async function readReviewChanges(
   limit: number,
 ): Promise<FeedPage | FeedRefusal | undefined> {
   if (from?.kind === 'changes') {
-    const statement = preparedOnce(db, `review_changes ${limit}`, () => changesStatement(db, limit));
-    const rows = await statement.execute({ brand: brand.id, xid: from.xid, seq: from.seq });
-    const state = rows[0]?.state;
-    if (!state) return undefined;
-    const refusal = judge(state, from, from);
-    if (refusal) return refusal;
-    const changed = rows.filter((row) => row.code !== null);
-    const found = changed.slice(0, limit);
-    const last = found.at(-1);
-    const next: FeedPosition = last ? { ...from, xid: Number(last.xid), seq: Number(last.seq) } : from;
-    return { items: latestOfEach(found), hasNext: changed.length > limit, next };
+    const read = await readChangeRows(db, brand, from, limit);
+    if (read === undefined || typeof read === 'string') return read;
+    return { items: lastOfEach(read.rows).map(itemOf), hasNext: read.hasNext, next: read.next };
   }
 
   const after = from?.after;
@@ -184,6 +176,56 @@ export async function readReviewChanges(
       ? { kind: 'walk', history, epoch, start, after: { writtenAt: last.writtenAt, reviewCode: last.code } }
       : { kind: 'changes', history, epoch, ...start };
   return { items: latestOfEach(found), hasNext: true, next };
+}
+
+/** A position after a change: where a reader of the change record (not a walk) stands. */
+export type ChangesPosition = Extract<FeedPosition, { kind: 'changes' }>;
+
+/** An item of the change record, with the position after its review's last change in the page. */
+export type RecordedChange = ReviewChange & { position: ChangesPosition };
+
+/**
+ * A page of the brand's change record after `from`, as the feed reads it (same statement, same refusals),
+ * each item with its own position: a reader that stops between items (a webhook endpoint, D-28) resumes
+ * exactly there.
+ */
+export async function readRecordedChanges(
+  db: Db,
+  brand: BrandScope,
+  from: ChangesPosition,
+  limit: number,
+): Promise<{ items: RecordedChange[]; hasNext: boolean; next: ChangesPosition } | FeedRefusal | undefined> {
+  const read = await readChangeRows(db, brand, from, limit);
+  if (read === undefined || typeof read === 'string') return read;
+  const items = lastOfEach(read.rows).map((row) => ({
+    ...itemOf(row),
+    position: { ...from, xid: Number(row.xid), seq: Number(row.seq) },
+  }));
+  return { items, hasNext: read.hasNext, next: read.next };
+}
+
+/**
+ * Where a new walk's changes would start: the brand's last change below the horizon. A reader starting
+ * here reads what is recorded from now on. Read as a new walk's empty first page.
+ */
+export async function currentChangesPosition(db: Db, brand: BrandScope): Promise<ChangesPosition | undefined> {
+  const page = await readReviewChanges(db, brand, undefined, 0);
+  if (page === undefined || typeof page === 'string' || page.next.kind !== 'changes') return undefined;
+  return page.next;
+}
+
+async function readChangeRows(db: Db, brand: BrandScope, from: ChangesPosition, limit: number) {
+  const statement = preparedOnce(db, `review_changes ${limit}`, () => changesStatement(db, limit));
+  const rows = await statement.execute({ brand: brand.id, xid: from.xid, seq: from.seq });
+  const state = rows[0]?.state;
+  if (!state) return undefined;
+  const refusal = judge(state, from, from);
+  if (refusal) return refusal;
+  const changed = rows.filter((row) => row.code !== null);
+  const found = changed.slice(0, limit);
+  const last = found.at(-1);
+  const next: ChangesPosition = last ? { ...from, xid: Number(last.xid), seq: Number(last.seq) } : from;
+  return { rows: found, hasNext: changed.length > limit, next };
 }
 
 type State = {
@@ -231,17 +273,25 @@ type Row = { code: string | null; review_id: string | null };
  * brand has it, else a DELETE.
  */
 function latestOfEach<R extends Row>(rows: R[]): ReviewChange[] {
+  return lastOfEach(rows).map(itemOf);
+}
+
+/** Each review's last row, in the order of those last rows. */
+function lastOfEach<R extends Row>(rows: R[]): R[] {
   const last = new Map<string, R>();
   for (const row of rows) {
     const code = row.code as string;
     last.delete(code);
     last.set(code, row);
   }
-  return [...last].map(([code, row]) =>
-    row.review_id
-      ? { review_id: code, change: 'UPSERT', review: toReview(row as R & Parameters<typeof toReview>[0]) }
-      : { review_id: code, change: 'DELETE', review: null },
-  );
+  return [...last.values()];
+}
+
+function itemOf<R extends Row>(row: R): ReviewChange {
+  const code = row.code as string;
+  return row.review_id
+    ? { review_id: code, change: 'UPSERT', review: toReview(row as R & Parameters<typeof toReview>[0]) }
+    : { review_id: code, change: 'DELETE', review: null };
 }
 
 /**

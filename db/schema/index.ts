@@ -9,3 +9,4 @@ export * from './reviews';
 export * from './sales';
 export * from './shops';
 export * from './users';
+export * from './webhooks';

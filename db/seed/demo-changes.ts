@@ -3,11 +3,12 @@ import type { Db } from '../client';
 import { brands, reviews, shops } from '../schema';
 
 /** What `makeDemoChanges` did, by review_id, for the person watching the change feed. */
-export type DemoChanges = { replied: string; alerted: string; added: string; removed: string };
+export type DemoChanges = { replied: string; alerted: string; added: string; critical: string; removed: string };
 
 /**
  * One change of each kind the review change feed sends (partner guide § Keeping a copy in sync), in
- * `chicken-house`: a late reply, a negative-review alert, a new review and a removed one.
+ * `chicken-house`: a late reply, a negative-review alert, a new review, a new critical one (1 star: what a
+ * webhook's alerting waits for, D-28) and a removed one.
  */
 export async function makeDemoChanges(db: Db, now = new Date()): Promise<DemoChanges> {
   return db.transaction(async (tx) => {
@@ -51,7 +52,17 @@ export async function makeDemoChanges(db: Db, now = new Date()): Promise<DemoCha
       rating: 4.5,
       menus: ['후라이드 치킨'],
     });
+    const critical = `R${String(Number(added.slice(1)) + 1).padStart(9, '0')}`;
+    await tx.insert(reviews).values({
+      reviewCode: critical,
+      brandId: brand.id,
+      shopId: shop.id,
+      writtenAt: new Date(Math.floor(now.getTime() / 1000) * 1000),
+      content: '한 시간 넘게 기다렸는데 치킨이 다 식어서 왔어요',
+      rating: 1,
+      menus: ['양념 치킨'],
+    });
     await tx.delete(reviews).where(eq(reviews.id, toRemove.id));
-    return { replied: toReply.code, alerted: toAlert.code, added, removed: toRemove.code };
+    return { replied: toReply.code, alerted: toAlert.code, added, critical, removed: toRemove.code };
   });
 }

@@ -2,7 +2,7 @@
 // `chicken-house` every value and edge case of the contract. Deterministic: the same `seed` and the same `now`
 // give identical rows (ids included, on an empty database), and every date is relative to the KST "today"
 // of `now`, so the data is always recent. The daily aggregate is not built here (db/aggregate.ts does it).
-import { count } from 'drizzle-orm';
+import { count, eq } from 'drizzle-orm';
 import type { Db } from '../client';
 import { displayPrefixOf, hashApiKey } from '../keys';
 import { addDays, kstDay, kstDayStart, kstToday } from '../kst';
@@ -23,7 +23,9 @@ import {
   shopManagers,
   type shopStatusEnum,
   shops,
+  webhookEndpoints,
 } from '../schema';
+import { sealSecret } from '../webhook-secrets';
 import {
   addMs,
   atKst,
@@ -51,6 +53,19 @@ export const DEMO_KEYS = {
   expired: 'pk_test_demo_expired',
   suspended: 'pk_test_suspended_active',
   other: 'pk_test_other_active',
+} as const;
+
+/**
+ * The demo's webhook endpoint (D-28): Demo Foods' chicken-house, delivering to `npm run
+ * demo:webhook-receiver`. Its secret is published (README) like the demo keys; the demo seals it with its
+ * own WEBHOOK_SECRETS_KEY, used only when none is configured.
+ */
+export const DEMO_WEBHOOK = {
+  id: 'wh_DemoFoodsChickenHouse',
+  secret: 'whsec_Jyz1dDrNCrQ2f10lgEl+p7PvZrCn6Ijx',
+  secretsKey: Buffer.from('IAwp9jw5jZSzzWEauBS9wAyvHVnZVpRuvK+kwqhSyPE=', 'base64'),
+  url: 'http://127.0.0.1:4000/webhooks',
+  brand: 'chicken-house',
 } as const;
 
 export type DemoSummary = {
@@ -1149,6 +1164,19 @@ export async function seedDemo(db: Db, options: { now?: Date; seed?: number } = 
 
     const allShops: ShopRow[] = [];
     for (const brand of BRANDS) allShops.push(...(await insertBrand(tx, clock, partnerIdOf(brand.partner), brand)));
+
+    const [webhookBrand] = await tx
+      .select({ id: brands.id })
+      .from(brands)
+      .where(eq(brands.brandCode, DEMO_WEBHOOK.brand));
+    await tx.insert(webhookEndpoints).values({
+      id: DEMO_WEBHOOK.id,
+      partnerId: partnerIdOf('Demo Foods'),
+      url: DEMO_WEBHOOK.url,
+      brandIds: webhookBrand ? [webhookBrand.id] : [],
+      secret: sealSecret(DEMO_WEBHOOK.secretsKey, DEMO_WEBHOOK.id, DEMO_WEBHOOK.secret),
+      createdAt: kstAt(clock, 1, '09:00:00'),
+    });
 
     // Reviews of all brands get their codes in written order, so the code order is the age order; equal
     // instants keep generation order (Array.prototype.sort is stable).

@@ -20,6 +20,8 @@ export const TAGS = {
   Reviews: 'Reviews collected from the platforms, read in real time, newest first.',
   'Review statistics': 'Review and reply counts and the star distribution, from the daily aggregate (today excluded).',
   Sales: 'Summed daily sales snapshots in won, from the daily aggregate (today excluded).',
+  Webhooks:
+    'The endpoints the operator set up for the partner (signed review events, D-28), and every attempt to deliver to them.',
 };
 
 /** The OpenAPI meta of a read: GET at its /partner/v1 path, keyed; `errors` adds to the common codes. */

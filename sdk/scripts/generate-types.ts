@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { z } from 'zod';
 import { appRouter } from '../../routers';
+import { webhookEventSchema } from '../../routers/webhooks/events.schema';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const GENERATED_FILE = path.join(ROOT, 'sdk/src/api.generated.ts');
@@ -110,6 +111,13 @@ export function generateTypes(): string {
     const schema = item ? dataSchema && elementOf(childOf(dataSchema, 'items') as Schema) : dataSchema;
     namedLines.push(`/** ${doc} */`, `export type ${name} = ${printer.name(type, schema, name)};`, '');
   }
+
+  // The body of a webhook delivery (D-28): not a call, so printed from its own schema.
+  namedLines.push(
+    '/** An event a webhook endpoint receives (partner guide § Webhooks), told apart by `type`. */',
+    `export type WebhookEvent = ${printer.print(exported('WebhookEvent'), webhookEventSchema, '', 'output')};`,
+    '',
+  );
 
   const inputLines: string[] = [];
   const outputLines: string[] = [];

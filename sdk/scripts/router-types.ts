@@ -7,3 +7,6 @@ import type { PartnerErrorCode } from '../../server/trpc/errors';
 export type RouterInputs = inferRouterInputs<AppRouter>;
 export type RouterOutputs = inferRouterOutputs<AppRouter>;
 export type ErrorCode = PartnerErrorCode;
+export type WebhookEvent = import('zod').output<
+  typeof import('../../routers/webhooks/events.schema').webhookEventSchema
+>;

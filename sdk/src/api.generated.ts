@@ -299,6 +299,56 @@ export type SalesRow =
       sales_amount: number;
     };
 
+/** An event a webhook endpoint receives (partner guide § Webhooks), told apart by `type`. */
+export type WebhookEvent =
+  | {
+      type: 'review.upserted';
+      /** When the event was made, KST (+09:00); the same on every retry. */
+      timestamp: string;
+      data: {
+        /** The brand the event is about. */
+        brand_code: string;
+        /** The review added or changed. */
+        review_id: string;
+        /** As GET …/reviews/{review_id} returns it when the event was made. */
+        review: Review;
+        /** The feed position after this event: GET …/review-changes?cursor= continues from here. */
+        cursor: string;
+      };
+    }
+  | {
+      type: 'review.deleted';
+      /** When the event was made, KST (+09:00); the same on every retry. */
+      timestamp: string;
+      data: {
+        /** The brand the event is about. */
+        brand_code: string;
+        /** The review removed: remove it from the copy. */
+        review_id: string;
+        review: null;
+        /** The feed position after this event: GET …/review-changes?cursor= continues from here. */
+        cursor: string;
+      };
+    }
+  | {
+      type: 'feed.expired';
+      /** When the event was made, KST (+09:00); the same on every retry. */
+      timestamp: string;
+      data: {
+        /** The brand the event is about. */
+        brand_code: string;
+      };
+    }
+  | {
+      type: 'webhook.test';
+      /** When the event was made, KST (+09:00); the same on every retry. */
+      timestamp: string;
+      data: {
+        /** The endpoint tested. */
+        webhook_id: string;
+      };
+    };
+
 /** The parameters of each call: path and query parameters of the REST door in one object. */
 export interface PartnerApiInputs {
   brands: {
@@ -513,6 +563,41 @@ export interface PartnerApiInputs {
       to?: string | undefined;
     };
   };
+  webhooks: {
+    list:
+      | {
+          /**
+           * Page number, from 1. Default 1.
+           * @minimum 1
+           */
+          page?: number | undefined;
+          /**
+           * Items per page, 1 to 100. Default 20.
+           * @minimum 1
+           * @maximum 100
+           */
+          limit?: number | undefined;
+        }
+      | undefined;
+    deliveries: {
+      /**
+       * The endpoint, from GET /partner/v1/webhooks.
+       * @maxLength 64
+       */
+      webhook_id: string;
+      /**
+       * Opaque position: next_cursor of an earlier answer for the same endpoint. Absent: the newest first.
+       * @maxLength 200
+       */
+      cursor?: string | undefined;
+      /**
+       * Items per page, 1 to 100. Default 20.
+       * @minimum 1
+       * @maximum 100
+       */
+      limit?: number | undefined;
+    };
+  };
 }
 
 /** What each call resolves to: the `data` of the success envelope. */
@@ -594,6 +679,66 @@ export interface PartnerApiOutputs {
       has_next: boolean;
     };
   };
+  webhooks: {
+    list: {
+      items: {
+        /** The endpoint’s id (wh_…), as the operator gave it to you. */
+        webhook_id: string;
+        /** Where events are delivered. */
+        url: string;
+        /** The brands it covers; null: every brand of yours, brands added later included. */
+        brand_codes: string[] | null;
+        /** Only upserts of critical reviews are delivered, and no deletions. */
+        critical_only: boolean;
+        /** DISABLED: nothing is delivered until the operator enables it again. */
+        status: 'ACTIVE' | 'DISABLED';
+        /** Why it is DISABLED; null while ACTIVE. */
+        disabled_reason: string | null;
+        /** The last delivery answered 2xx (KST); null if none. */
+        last_success_at: string | null;
+        /** The first failed attempt since the last success (KST); null when nothing has failed since. */
+        failing_since: string | null;
+        /** When the next pending event is due (KST); null when nothing is pending. */
+        next_attempt_at: string | null;
+        /** Age in seconds of the oldest event not yet delivered; 0 when everything is delivered. */
+        lag_seconds: number;
+      }[];
+      /** The page returned. */
+      page: number;
+      /** The page size asked for. */
+      limit: number;
+      /** Whether a further page has at least one item. */
+      has_next: boolean;
+    };
+    deliveries: {
+      items: {
+        /** The event’s id: the webhook-id header of every attempt at it. */
+        event_id: string;
+        /** review.upserted, review.deleted, feed.expired or webhook.test. */
+        type: string;
+        /** The review the event is about; null for other events. */
+        review_id: string | null;
+        /** 1 for the first attempt at the event, then 2, 3, … */
+        attempt: number;
+        /** Your receiver’s HTTP status; null when no answer came. */
+        status_code: number | null;
+        /** Why it failed (or the start of your answer, at most 1 KB); null on a 2xx. */
+        error: string | null;
+        /** How long the attempt took. */
+        duration_ms: number;
+        /** When it was made (KST). */
+        attempted_at: string;
+        /** When the event is tried again (KST); null once delivered or given up. */
+        next_attempt_at: string | null;
+      }[];
+      /** The page size asked for. */
+      limit: number;
+      /** Whether older attempts follow. */
+      has_next: boolean;
+      /** Where the next page starts; always present. With has_next false it reads nothing new: newer attempts come first, not after it. */
+      next_cursor: string;
+    };
+  };
 }
 
 /** The path of every procedure on the tRPC transport (`/partner/v1/trpc/<path>`), in the router's order. */
@@ -607,10 +752,12 @@ export const PROCEDURES = [
   'reviews.changes',
   'reviewStats.list',
   'sales.list',
+  'webhooks.list',
+  'webhooks.deliveries',
 ] as const;
 
 /** The procedures that are feeds: each call walks its pages by their `next_cursor` (a `ChangeFeed`). */
-export const FEEDS = ['reviews.changes'] as const;
+export const FEEDS = ['reviews.changes', 'webhooks.deliveries'] as const;
 
 /** The parameter names each call takes: the client refuses any other before sending (D-11 ignores them). */
 export const PARAMETERS = {
@@ -638,6 +785,8 @@ export const PARAMETERS = {
   'reviews.changes': ['brand_code', 'cursor', 'limit'],
   'reviewStats.list': ['brand_code', 'page', 'limit', 'group_by', 'platform', 'platform_shop_id', 'from', 'to'],
   'sales.list': ['brand_code', 'page', 'limit', 'group_by', 'platform', 'platform_shop_id', 'from', 'to'],
+  'webhooks.list': ['page', 'limit'],
+  'webhooks.deliveries': ['webhook_id', 'cursor', 'limit'],
 } as const;
 
 /** Every read of the API, grouped as the router groups them. The last argument of each: per-call options. */
@@ -698,5 +847,17 @@ export interface PartnerClient {
       input: PartnerApiInputs['sales']['list'] & { group_by?: GroupBy | undefined },
       options?: RequestOptions,
     ): APIPromise<NarrowedPage<PartnerApiOutputs['sales']['list'], GroupBy>>;
+  };
+  webhooks: {
+    /** List webhook endpoints: `GET /partner/v1/webhooks`. Resolves to the envelope's `data`; `.withResponse()` adds the request id, rate limit and next cursor. */
+    list(
+      input?: PartnerApiInputs['webhooks']['list'],
+      options?: RequestOptions,
+    ): APIPromise<PartnerApiOutputs['webhooks']['list']>;
+    /** Delivery attempts of a webhook endpoint: `GET /partner/v1/webhooks/{webhook_id}/deliveries`. An async iterator over the items after `cursor` (from the start without one), page by page until `has_next` is false; `.cursor` is where to resume, `.nextPage()` reads one page. */
+    deliveries(
+      input: PartnerApiInputs['webhooks']['deliveries'],
+      options?: RequestOptions,
+    ): ChangeFeed<PartnerApiOutputs['webhooks']['deliveries']>;
   };
 }

@@ -1,4 +1,10 @@
-export type { PartnerApiInputs, PartnerApiOutputs, PartnerClient, PartnerErrorCode } from './api.generated.js';
+export type {
+  PartnerApiInputs,
+  PartnerApiOutputs,
+  PartnerClient,
+  PartnerErrorCode,
+  WebhookEvent,
+} from './api.generated.js';
 export { type CachedAnswer, type ConditionalCache, DEFAULT_CACHE_ENTRIES, LruCache } from './cache.js';
 export {
   createPartnerClient,
@@ -30,3 +36,4 @@ export type {
 } from './request.js';
 export type * from './types.js';
 export { SDK_VERSION } from './version.js';
+export { verifyWebhook, type WebhookHeaders, WebhookVerificationError } from './webhooks.js';

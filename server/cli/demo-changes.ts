@@ -8,9 +8,10 @@ import { runCli, withConfiguredDatabase } from './database';
 const USAGE = `usage: npm run demo:changes
 
 Makes one change of each kind the review change feed sends (a late reply, a negative-review alert, a new
-review, a removed review) among the newest reviews of the demo brand chicken-house, so a walk of
-GET /partner/v1/brands/chicken-house/review-changes started before shows them, and prints their review ids.
-With DATABASE_URL, in that database (loaded with npm run db:seed); without it, in the embedded demo of
+review, a new critical review of 1 star, a removed review) among the newest reviews of the demo brand
+chicken-house, so a walk of GET /partner/v1/brands/chicken-house/review-changes started before shows them,
+the demo's webhook delivers them to npm run demo:webhook-receiver, and prints their review ids. With
+DATABASE_URL, in that database (loaded with npm run db:seed); without it, in the embedded demo of
 \`npm start\` on PORT (default 3000).`;
 
 /** Asks the embedded demo on `port` to make the changes: only that process can write its database. */

@@ -1,6 +1,8 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { z } from 'zod';
 import { appRouter } from '../../routers';
 import { TAGS } from '../../routers/shared/meta';
+import { webhookEventSchema } from '../../routers/webhooks/events.schema';
 import {
   ERROR_CATALOGUE,
   ERROR_DESCRIPTIONS,
@@ -170,12 +172,73 @@ export function openApiDocument(): OpenAPIObject {
 
   // The library's own error schemas (error.BAD_REQUEST, …) describe bodies this API never sends.
   const schemas = Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith('error.'));
+  const events = webhookEvents();
   document.components = {
     ...document.components,
-    schemas: { ...Object.fromEntries(schemas), ...errorSchemas() },
+    schemas: { ...events.schemas, ...Object.fromEntries(schemas), ...errorSchemas() },
     headers: HEADERS,
   };
+  document.webhooks = events.webhooks as OpenAPIObject['webhooks'];
   return withoutLibraryNoise(document) as OpenAPIObject;
+}
+
+/** The Standard Webhooks headers of every delivery (D-28). */
+const WEBHOOK_HEADERS: Parameter[] = [
+  {
+    in: 'header',
+    name: 'webhook-id',
+    description: 'The event’s id (msg_…), the same on every retry: your idempotency key.',
+    schema: { type: 'string' },
+  },
+  {
+    in: 'header',
+    name: 'webhook-timestamp',
+    description: 'When this attempt was signed, in Unix seconds.',
+    schema: { type: 'string' },
+  },
+  {
+    in: 'header',
+    name: 'webhook-signature',
+    description:
+      'Space-separated `v1,<base64>` signatures (two during a secret rotation): verify one with your whsec_ secret.',
+    schema: { type: 'string' },
+  },
+];
+
+/**
+ * The events a webhook endpoint receives (D-28), as OpenAPI 3.1 webhooks: a signed POST with the event as
+ * its body. Their schemas join the components; the ones the reads already define (Review) are kept.
+ */
+function webhookEvents(): { webhooks: Record<string, Json>; schemas: Record<string, Json> } {
+  const webhooks: Record<string, Json> = {};
+  const schemas: Record<string, Json> = {};
+  for (const event of webhookEventSchema.options) {
+    const json = z.toJSONSchema(event, { io: 'output', unrepresentable: 'any' }) as { $defs?: Record<string, Json> };
+    const defs = JSON.parse(JSON.stringify(json.$defs ?? {}).replaceAll('"#/$defs/', '"#/components/schemas/'));
+    Object.assign(schemas, defs);
+    const id = (event.meta() as { id: string; description: string }).id;
+    const type = event.shape.type.value;
+    webhooks[type] = {
+      post: {
+        operationId: `event.${type}`,
+        summary: type,
+        // Sent by us, signed (webhook-signature), with no API key.
+        security: [],
+        description: (event.meta() as { description: string }).description,
+        tags: ['Webhooks'],
+        parameters: WEBHOOK_HEADERS,
+        requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', id) } } },
+        responses: {
+          '2XX': { description: 'Received: the event is not sent again.' },
+          '410': { description: 'Gone: the endpoint is disabled; nothing more is sent until it is enabled again.' },
+          default: {
+            description: 'Retried after 5 s, 5 min, 30 min, 2, 5, 10, 14, 20 and 24 h, or after Retry-After if later.',
+          },
+        },
+      },
+    };
+  }
+  return { webhooks, schemas };
 }
 
 /** Descriptions on the Parameter object, where client generators read them, not only in its schema. */

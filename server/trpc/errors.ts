@@ -17,7 +17,11 @@ export const ERROR_CATALOGUE = {
   PARTNER_API_BRAND_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: "no such brand in the key's partner" },
   PARTNER_API_REVIEW_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such review in the brand' },
   PARTNER_API_USER_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such user in the brand' },
-  PARTNER_API_NOT_FOUND: { httpStatus: 404, trpcCode: 'NOT_FOUND', reason: 'no such path, procedure or method' },
+  PARTNER_API_NOT_FOUND: {
+    httpStatus: 404,
+    trpcCode: 'NOT_FOUND',
+    reason: "no such path, procedure or method, or no such webhook of the key's partner",
+  },
   PARTNER_API_CURSOR_EXPIRED: {
     httpStatus: 410,
     trpcCode: 'PRECONDITION_FAILED',
@@ -46,7 +50,7 @@ export const ERROR_DESCRIPTIONS = {
   PARTNER_API_REVIEW_NOT_FOUND: 'The review_id does not exist or is not of this brand.',
   PARTNER_API_USER_NOT_FOUND: 'The user_code does not exist or is not of this brand.',
   PARTNER_API_NOT_FOUND:
-    'The path is not exactly a path of this API, or the method is not GET (with or without a key).',
+    'The path is not exactly a path of this API, or the method is not GET (with or without a key), or the webhook_id does not exist or is not yours (indistinguishable).',
   PARTNER_API_CURSOR_EXPIRED:
     'The review change cursor can no longer be served (older than the retention, or issued before a change of the dissatisfaction range): start again without cursor.',
   PARTNER_API_RATE_LIMITED: 'Too many calls: wait Retry-After seconds before the next one.',

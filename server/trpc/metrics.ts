@@ -14,6 +14,7 @@ type Sources = {
   replicas?: { usable(): number };
   cache?: { ageMs(): number };
   feedStall?: { heldBackSeconds(): number };
+  webhooks?: { largestLagSeconds(): number; disabledEndpoints(): number };
 };
 
 /** The metrics in effect, if any (a live binding: callers read it each time). */
@@ -119,6 +120,28 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
         this.set(sources.feedStall?.heldBackSeconds() ?? 0);
       },
     }),
+    webhookDeliveries: new Counter({
+      name: 'partner_api_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: delivered (2xx), rejected (another status), failed (no answer, or the target refused)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    webhookLag: new Gauge({
+      name: 'partner_api_webhook_lag_seconds',
+      help: 'Age of the oldest undelivered webhook event of any active endpoint (0: all delivered)',
+      registers,
+      collect() {
+        this.set(sources.webhooks?.largestLagSeconds() ?? 0);
+      },
+    }),
+    webhooksDisabled: new Gauge({
+      name: 'partner_api_webhook_endpoints_disabled',
+      help: 'Webhook endpoints disabled: by the operator, a receiver’s 410, or the retry schedule run out',
+      registers,
+      collect() {
+        this.set(sources.webhooks?.disabledEndpoints() ?? 0);
+      },
+    }),
     /** The database whose pool is reported (postgres.js has slots). */
     observeDatabase(database: { slots?: { stats(): PoolStats } | undefined }) {
       sources.slots = database.slots;
@@ -141,6 +164,10 @@ function createMetrics({ Counter, collectDefaultMetrics, Gauge, Histogram, Regis
     /** What holds the review change feed back (D-26). */
     observeFeedStall(watch: { heldBackSeconds(): number }) {
       sources.feedStall = watch;
+    },
+    /** Webhook delivery (D-28). */
+    observeWebhooks(worker: { largestLagSeconds(): number; disabledEndpoints(): number }) {
+      sources.webhooks = worker;
     },
   };
 }

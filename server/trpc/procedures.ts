@@ -194,3 +194,8 @@ async function brandInScope(ctx: RequestContext, partnerId: number, brandCode: s
   if (brand?.partnerId !== partnerId) brand = await brands.lookedUp(brandCode, arrivedAt);
   return brand?.partnerId === partnerId ? brand : undefined;
 }
+
+/** A read of the key's partner's own rows in the database (its webhooks): on one server, holding a pool slot. */
+export const partnerReadProcedure = partnerProcedure.use(({ ctx, next }) =>
+  onOneServer(ctx, (db, onReplica) => next({ ctx: { db, onReplica } })),
+);

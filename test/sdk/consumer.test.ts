@@ -20,6 +20,7 @@ import { silentLogger } from '../../server/logger';
 import { createServices } from '../../server/trpc/services';
 import { NOW, openTestDatabase, transactionsSettled } from '../support/database';
 import { startServer, testServices } from '../support/services';
+import { realDelivery } from '../support/webhook-delivery';
 
 // D-16 as a partner meets it: `npm pack ./sdk` (its prepack builds it), installed into a fresh project
 // (test/sdk/consumer) that has nothing else, compiled there with skipLibCheck false (its @ts-expect-error
@@ -76,6 +77,11 @@ type Consumer = {
     cursor: string,
   ): Promise<{ ids: string[]; checkpoints: (string | undefined)[] }>;
   weekStarts(options: Options, brand: string): Promise<string[]>;
+  verifiedEvent(
+    secret: string,
+    body: string,
+    headers: Record<string, string>,
+  ): { type: string; data: Record<string, unknown> } | { error: string; isVerificationError: boolean };
   reviewChanges(
     options: Options,
     brand: string,
@@ -154,7 +160,7 @@ beforeAll(async () => {
     path.join(project, 'src/readme.ts'),
     readmeModule(await readFile(path.join(ROOT, 'sdk/README.md'), 'utf8')),
   );
-  // The package has no dependencies, so this works offline; --prefer-offline keeps it so if one is added.
+  // --prefer-offline: the package's one dependency (the webhook verifier's) comes from npm's cache when it can.
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: project });
   installed = await readdir(path.join(project, 'node_modules'));
   try {
@@ -177,7 +183,13 @@ afterAll(async () => {
 
 describe('the packed SDK in a partner project', () => {
   it('installs alone (no server dependencies) and compiles with skipLibCheck false, the README examples too; every mistake line is a type error', () => {
-    expect(installed.filter((name) => !name.startsWith('.'))).toEqual(['@partner-reporting']);
+    // The webhook verifier's one dependency and its own two; nothing of the server.
+    expect(installed.filter((name) => !name.startsWith('.')).sort()).toEqual([
+      '@partner-reporting',
+      '@stablelib',
+      'fast-sha256',
+      'standardwebhooks',
+    ]);
     expect(compiled).toEqual({ ok: true });
   });
 
@@ -443,6 +455,33 @@ describe('the packed SDK as a package', () => {
       },
     );
     expect(requireError.stdout.trim()).toBe('PartnerApiError');
+  });
+});
+
+describe('the webhook verifier (partner guide § Webhooks)', () => {
+  it('accepts a real delivery and rejects a tampered one, from ESM and CommonJS on every Node', async () => {
+    const delivery = await realDelivery(database);
+    const { body, headers, secret } = delivery;
+    expect(consumer.verifiedEvent(secret, body, headers)).toEqual({
+      type: 'webhook.test',
+      data: { webhook_id: delivery.webhookId },
+    });
+    const tampered = body.replace('webhook.test', 'webhook.tesT');
+    expect(consumer.verifiedEvent(secret, tampered, headers)).toEqual({
+      error: 'WebhookVerificationError',
+      isVerificationError: true,
+    });
+    const nodes = [process.execPath, '/usr/bin/node'].filter(
+      (node, index, all) => existsSync(node) && all.indexOf(node) === index,
+    );
+    for (const node of nodes) {
+      const call = (text: string) =>
+        `console.log(require('./dist/commonjs.cjs').verifiedType(${JSON.stringify(secret)}, ${JSON.stringify(text)}, ${JSON.stringify(headers)}))`;
+      expect((await run(node, ['-e', call(body)], { cwd: project })).stdout.trim(), node).toBe('webhook.test');
+      expect((await run(node, ['-e', call(tampered)], { cwd: project })).stdout.trim(), node).toBe(
+        'WebhookVerificationError',
+      );
+    }
   });
 });
 

@@ -10,3 +10,12 @@ export async function brandCodes(options: sdk.PartnerClientOptions): Promise<str
 export function isPartnerApiError(error: unknown): boolean {
   return error instanceof sdk.PartnerApiError;
 }
+
+/** A webhook delivery's event type through the CommonJS build, or the error's name when it does not verify. */
+export function verifiedType(secret: string, body: string, headers: Record<string, string>): string {
+  try {
+    return sdk.verifyWebhook(secret, body, headers).type;
+  } catch (error) {
+    return error instanceof sdk.WebhookVerificationError ? 'WebhookVerificationError' : 'other';
+  }
+}

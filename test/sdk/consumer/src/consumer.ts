@@ -15,6 +15,9 @@ import {
   type ReviewStatsRow,
   type SalesRow,
   type SdkErrorCode,
+  verifyWebhook,
+  type WebhookEvent,
+  WebhookVerificationError,
 } from '@partner-reporting/sdk';
 
 /** A filter: the brand's reviews of 4 stars and more. */
@@ -269,4 +272,18 @@ export async function mistakes(client: PartnerClient) {
   // @ts-expect-error codes are the API's catalogue
   if (error.code === 'PARTNER_API_TOO_MANY') return;
   void [stars, status];
+}
+
+/** A webhook delivery as a receiver got it: the event's type and data when it verifies, else the error's name. */
+export function verifiedEvent(
+  secret: string,
+  body: string,
+  headers: Record<string, string>,
+): { type: WebhookEvent['type']; data: WebhookEvent['data'] } | { error: string; isVerificationError: boolean } {
+  try {
+    const event = verifyWebhook(secret, body, headers);
+    return { type: event.type, data: event.data };
+  } catch (error) {
+    return { error: (error as Error).name, isVerificationError: error instanceof WebhookVerificationError };
+  }
 }

@@ -1,0 +1,252 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import { Webhook } from 'standardwebhooks';
+import { findBrand } from '../db/queries/brands';
+import { BENCH_BRAND_CODE } from '../db/seed/large';
+import { addEndpoint } from '../server/webhooks/admin';
+import { checkTarget } from '../server/webhooks/target';
+import { markdownTable } from './lib';
+import { paced, quantile } from './paced';
+import { cleanUpOnExit, seededDatabase } from './scratch';
+
+// npm run build && npm run bench:webhooks [-- --reviews N | --reuse DB] [--keep] [--rate R] [--writes N]
+//   [--bulk N]
+// Webhook delivery (D-28) from the built server (node dist/server/main.js, loopback) to a receiver that
+// verifies every signature and answers in 5 ms:
+// 1. commit to delivery: --writes single-review updates, one every 50 ms, while the API serves a paced load
+//    of --rate req/s (the review list); each latency is from the UPDATE's return to the event's arrival;
+// 2. a bulk change of --bulk reviews in one statement: time until every one arrived (target: 5,000 in 60 s);
+// 3. what an API call costs meanwhile: the same paced load idle, then during the bulk's deliveries
+//    (target: p50 and p99 within 10 % of idle).
+// Results as JSON in the results folder beside this file (webhooks-<time>.json).
+
+const { values: args } = parseArgs({
+  options: {
+    reviews: { type: 'string', default: '20000' },
+    reuse: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    rate: { type: 'string', default: '150' },
+    writes: { type: 'string', default: '200' },
+    bulk: { type: 'string', default: '5000' },
+  },
+});
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const KEY = 'pk_test_demo_active';
+const RATE = Number(args.rate);
+const SERVER = path.resolve(import.meta.dirname, '../dist/server/main.js');
+const SECRETS_KEY = randomBytes(32);
+const RECEIVER_MS = 5;
+
+const { children, cleanups, cleanUp, killGroup } = cleanUpOnExit();
+const log = (text: string) => process.stdout.write(`${text}\n`);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A partner's receiver: verifies each delivery, notes when each review's event arrived, answers in 5 ms. */
+async function receiver() {
+  let verifier: Webhook | undefined;
+  const arrivals = new Map<string, number>();
+  let unverified = 0;
+  const waiters: (() => void)[] = [];
+  const server = http.createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    try {
+      if (!verifier) throw new Error('no secret yet');
+      const event = verifier.verify(
+        Buffer.concat(chunks).toString('utf8'),
+        request.headers as Record<string, string>,
+      ) as {
+        data: { review_id?: string };
+      };
+      if (event.data.review_id) arrivals.set(event.data.review_id, performance.now());
+    } catch {
+      unverified++;
+    }
+    setTimeout(() => {
+      response.writeHead(204).end();
+      for (const wake of waiters.splice(0)) wake();
+    }, RECEIVER_MS);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  cleanups.push(async () => void server.close());
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    verifyWith(secret: string) {
+      verifier = new Webhook(secret);
+    },
+    arrivals,
+    unverified: () => unverified,
+    /** Resolves once every one of `ids` has arrived. */
+    async all(ids: string[]) {
+      while (!ids.every((id) => arrivals.has(id))) await new Promise<void>((resolve) => waiters.push(resolve));
+    },
+  };
+}
+
+async function serve(databaseUrl: string) {
+  if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: npm run build first`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [SERVER], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      LOG_LEVEL: 'warn',
+      REDIS_URL: '',
+      WEBHOOK_SECRETS_KEY: SECRETS_KEY.toString('base64'),
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  const base = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('server exited before answering');
+    if (Date.now() > until) throw new Error(`no answer from ${base} within 60 s`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { base, stop: () => killGroup(child) };
+}
+
+const ms = (value: number) => Math.round(value * 10) / 10;
+
+async function main() {
+  const { databaseUrl, database } = await seededDatabase({
+    adminUrl: ADMIN_URL,
+    name: `partner_hookbench_${process.pid}`,
+    reuse: args.reuse,
+    keep: args.keep,
+    reviews: Number(args.reviews),
+    now: new Date(),
+    cleanups,
+  });
+  const sql = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  cleanups.push(() => sql.end());
+  const scope = await findBrand(database.db, BENCH_BRAND_CODE);
+  if (!scope) throw new Error(`no ${BENCH_BRAND_CODE}: seed it (drop --reuse)`);
+  const [owner] = await sql<{ name: string }[]>`
+    SELECT p.name FROM partners p JOIN brands b ON b.partner_id = p.id WHERE b.id = ${scope.id}`;
+  await sql`UPDATE webhook_endpoints SET status = 'DISABLED'`;
+
+  const server = await serve(databaseUrl);
+  const receiving = await receiver();
+  const checked = await checkTarget(receiving.url, true);
+  if (!('target' in checked)) throw new Error(checked.refused);
+  const added = await addEndpoint(database.db, SECRETS_KEY, {
+    partner: owner?.name ?? '',
+    target: checked.target,
+    brandCodes: [BENCH_BRAND_CODE],
+    criticalOnly: false,
+  });
+  receiving.verifyWith(added.secret);
+  const load = (durationS: number) =>
+    paced(`${server.base}/partner/v1/brands/chicken-house/reviews?limit=20`, {
+      rate: RATE,
+      durationS,
+      connections: 16,
+      headers: { 'x-partner-api-key': KEY },
+    });
+
+  // 1. Commit to delivery under the API's load.
+  const writes = Number(args.writes);
+  const codes = (
+    await sql<{ code: string }[]>`SELECT review_code AS code FROM reviews WHERE brand_id = ${scope.id}
+      ORDER BY written_at DESC LIMIT ${writes}`
+  ).map((row) => row.code);
+  const committed = new Map<string, number>();
+  const loaded = load((writes * 50) / 1000 + 2);
+  for (const code of codes) {
+    await sql`UPDATE reviews SET content = content || '.' WHERE review_code = ${code}`;
+    committed.set(code, performance.now());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await receiving.all(codes);
+  const underLoad = await loaded;
+  const latencies = codes
+    .map((code) => (receiving.arrivals.get(code) ?? 0) - (committed.get(code) ?? 0))
+    .sort((a, b) => a - b);
+  const latency = {
+    p50: ms(quantile(latencies, 0.5)),
+    p99: ms(quantile(latencies, 0.99)),
+    max: ms(latencies.at(-1) ?? 0),
+  };
+  log(
+    `commit to delivery, ${writes} writes at ${RATE} req/s: ${JSON.stringify(latency)}; API ${JSON.stringify(underLoad)}`,
+  );
+
+  // 3 (idle part). The API alone.
+  const idle = await load(10);
+
+  // 2. A bulk change, and 3. the API while it is delivered.
+  const bulk = Number(args.bulk);
+  const bulkCodes = (
+    await sql<{ code: string }[]>`SELECT review_code AS code FROM reviews WHERE brand_id = ${scope.id}
+      ORDER BY written_at ASC LIMIT ${bulk}`
+  ).map((row) => row.code);
+  for (const code of bulkCodes) receiving.arrivals.delete(code);
+  const during = load(10);
+  const started = performance.now();
+  await sql`UPDATE reviews SET content = content || '!' WHERE review_code = ANY(${bulkCodes})`;
+  await receiving.all(bulkCodes);
+  const bulkSeconds = (performance.now() - started) / 1000;
+  const busy = await during;
+  log(`bulk of ${bulkCodes.length}: all delivered in ${bulkSeconds.toFixed(1)} s`);
+  log(`API idle ${JSON.stringify(idle)}; during deliveries ${JSON.stringify(busy)}`);
+  log(`unverified deliveries: ${receiving.unverified()}`);
+
+  const result = {
+    when: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, load: os.loadavg() },
+    rate: RATE,
+    commitToDelivery: { writes, ...latency },
+    bulk: { reviews: bulkCodes.length, seconds: Math.round(bulkSeconds * 10) / 10 },
+    api: { idle, duringDeliveries: busy },
+    unverified: receiving.unverified(),
+  };
+  log(
+    markdownTable([
+      { measure: 'commit → delivery p50 (ms)', value: latency.p50 },
+      { measure: 'commit → delivery p99 (ms)', value: latency.p99 },
+      { measure: `${bulkCodes.length} reviews changed → all delivered (s)`, value: result.bulk.seconds },
+      { measure: 'API p50 idle / during deliveries (ms)', value: `${ms(idle.p50)} / ${ms(busy.p50)}` },
+      { measure: 'API p99 idle / during deliveries (ms)', value: `${ms(idle.p99)} / ${ms(busy.p99)}` },
+    ]),
+  );
+  const dir = path.resolve(import.meta.dirname, 'results');
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    path.join(dir, `webhooks-${result.when.replaceAll(':', '-')}.json`),
+    `${JSON.stringify(result, null, 2)}\n`,
+  );
+  server.stop();
+}
+
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanUp().then(() => process.exit()));

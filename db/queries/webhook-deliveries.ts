@@ -1,0 +1,213 @@
+import { and, asc, eq, exists, inArray, isNotNull, isNull, lt, lte, min, notExists, or, sql } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import type { Db } from '../client';
+import { brands, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
+import type { ChangesPosition } from './review-changes';
+import { movePosition } from './webhooks';
+
+// The events of webhook endpoints and their attempts (D-28). A worker holds an event through a lease (an
+// owner and an expiry on its row), never through a transaction: no transaction spans an HTTP attempt.
+
+export type NewDelivery = Pick<
+  typeof webhookDeliveries.$inferInsert,
+  'id' | 'endpointId' | 'brandId' | 'reviewCode' | 'type' | 'body'
+>;
+
+export async function insertDeliveries(db: Db, deliveries: NewDelivery[]) {
+  if (deliveries.length > 0) await db.insert(webhookDeliveries).values(deliveries);
+}
+
+/**
+ * The events read from a brand's position, and the position moved past them, in one transaction: false
+ * (and nothing written) when another instance moved the position first.
+ */
+export async function recordEvents(
+  db: Db,
+  move: { endpointId: string; brandId: number; from: ChangesPosition | undefined; to: ChangesPosition },
+  deliveries: NewDelivery[],
+): Promise<boolean> {
+  return db
+    .transaction(async (tx) => {
+      if (!(await movePosition(tx, move.endpointId, move.brandId, move.from, move.to))) throw new MovedElsewhere();
+      await insertDeliveries(tx, deliveries);
+      return true;
+    })
+    .catch((error: unknown) => {
+      if (error instanceof MovedElsewhere) return false;
+      throw error;
+    });
+}
+
+class MovedElsewhere extends Error {}
+
+export type ClaimedDelivery = Pick<
+  typeof webhookDeliveries.$inferSelect,
+  'id' | 'endpointId' | 'brandId' | 'reviewCode' | 'type' | 'body' | 'attempts'
+>;
+
+/**
+ * Claims up to `limit` due events of the endpoint for `owner` until `until`, in one short statement: an
+ * event is due when its time has come, no live lease holds it, and no earlier event of the same review is
+ * still pending (so two events of one review are never in flight at once, and arrive in order). Events of
+ * a brand no longer the endpoint's partner's are not delivered. SKIP LOCKED lets instances claim side by
+ * side; the lease, not a lock, holds the event while it is attempted.
+ */
+export async function claimDeliveries(
+  db: Db,
+  claim: { endpointId: string; partnerId: number; owner: string; now: Date; until: Date; limit: number },
+): Promise<ClaimedDelivery[]> {
+  const c = webhookDeliveries;
+  const earlier = alias(webhookDeliveries, 'earlier');
+  const earlierOfReview = db
+    .select({ one: sql`1` })
+    .from(earlier)
+    .where(
+      and(
+        eq(earlier.endpointId, c.endpointId),
+        eq(earlier.status, 'PENDING'),
+        eq(earlier.reviewCode, c.reviewCode),
+        eq(earlier.brandId, c.brandId),
+        lt(earlier.seq, c.seq),
+      ),
+    );
+  const brandOfPartner = db
+    .select({ one: sql`1` })
+    .from(brands)
+    .where(and(eq(brands.id, c.brandId), eq(brands.partnerId, claim.partnerId)));
+  const due = db
+    .select({ id: c.id })
+    .from(c)
+    .where(
+      and(
+        eq(c.endpointId, claim.endpointId),
+        eq(c.status, 'PENDING'),
+        lte(c.nextAttemptAt, claim.now),
+        or(isNull(c.leaseUntil), lt(c.leaseUntil, claim.now)),
+        notExists(earlierOfReview),
+        or(isNull(c.brandId), exists(brandOfPartner)),
+      ),
+    )
+    .orderBy(asc(c.seq))
+    .limit(claim.limit)
+    .for('update', { skipLocked: true });
+  const claimed = await db
+    .update(c)
+    .set({ leaseOwner: claim.owner, leaseUntil: claim.until })
+    .where(inArray(c.id, due))
+    .returning({
+      id: c.id,
+      endpointId: c.endpointId,
+      brandId: c.brandId,
+      reviewCode: c.reviewCode,
+      type: c.type,
+      body: c.body,
+      attempts: c.attempts,
+      seq: c.seq,
+    });
+  // RETURNING keeps no order: the events go out in the order they were made.
+  return claimed.sort((a, b) => a.seq - b.seq).map(({ seq: _, ...row }) => row);
+}
+
+export type Outcome = {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  attemptedAt: Date;
+  /** When to try again; null once delivered or given up. */
+  nextAttemptAt: Date | null;
+  delivered: boolean;
+};
+
+/**
+ * Records an attempt, in one short transaction, if the lease is still `owner`'s: the event delivered, or
+ * due again at `nextAttemptAt`. False when another instance holds it now (its own attempt will count).
+ */
+export async function recordAttempt(
+  db: Db,
+  delivery: { id: string; endpointId: string; owner: string; attempt: number },
+  outcome: Outcome,
+): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    const held = await tx
+      .update(webhookDeliveries)
+      .set({
+        attempts: delivery.attempt,
+        leaseOwner: null,
+        leaseUntil: null,
+        ...(outcome.delivered
+          ? { status: 'DELIVERED' as const, deliveredAt: outcome.attemptedAt }
+          : outcome.nextAttemptAt
+            ? { nextAttemptAt: outcome.nextAttemptAt }
+            : {}),
+      })
+      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.leaseOwner, delivery.owner)))
+      .returning({ id: webhookDeliveries.id });
+    if (held.length === 0) return false;
+    await tx.insert(webhookAttempts).values({
+      deliveryId: delivery.id,
+      endpointId: delivery.endpointId,
+      attempt: delivery.attempt,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      attemptedAt: outcome.attemptedAt,
+      nextAttemptAt: outcome.nextAttemptAt,
+    });
+    return true;
+  });
+}
+
+/** Gives claimed events back at once (an instance draining): another instance may take them without waiting. */
+export async function releaseDeliveries(db: Db, owner: string, ids: string[]) {
+  if (ids.length === 0) return;
+  await db
+    .update(webhookDeliveries)
+    .set({ leaseOwner: null, leaseUntil: null })
+    .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.leaseOwner, owner)));
+}
+
+/** Per endpoint, when its oldest pending event was made. */
+export function oldestPending(db: Db) {
+  return db
+    .select({ endpointId: webhookDeliveries.endpointId, since: min(webhookDeliveries.createdAt) })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.status, 'PENDING'))
+    .groupBy(webhookDeliveries.endpointId);
+}
+
+/** Removes attempts older than `before`, and events delivered before it (the daily job, D-28). */
+export async function pruneWebhookAttempts(db: Db, before: Date): Promise<number> {
+  const removed = await db
+    .delete(webhookAttempts)
+    .where(lt(webhookAttempts.attemptedAt, before))
+    .returning({ id: webhookAttempts.id });
+  await db
+    .delete(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.status, 'DELIVERED'), lt(webhookDeliveries.deliveredAt, before)));
+  return removed.length;
+}
+
+/**
+ * Forgets what endpoints hold of brands their partner no longer has (a brand moved to another partner):
+ * the pending events are not sent, and the positions go, so nothing of the brand reaches the old partner.
+ */
+export async function dropMovedBrands(db: Db): Promise<number> {
+  const notThePartners = (
+    brandId: typeof webhookDeliveries.brandId | typeof webhookPositions.brandId,
+    endpointId: typeof webhookDeliveries.endpointId | typeof webhookPositions.endpointId,
+  ) =>
+    sql`NOT EXISTS (SELECT 1 FROM ${brands} JOIN ${webhookEndpoints} ON ${webhookEndpoints.partnerId} = ${brands.partnerId}
+      WHERE ${brands.id} = ${brandId} AND ${webhookEndpoints.id} = ${endpointId})`;
+  const dropped = await db
+    .delete(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.status, 'PENDING'),
+        isNotNull(webhookDeliveries.brandId),
+        notThePartners(webhookDeliveries.brandId, webhookDeliveries.endpointId),
+      ),
+    )
+    .returning({ id: webhookDeliveries.id });
+  await db.delete(webhookPositions).where(notThePartners(webhookPositions.brandId, webhookPositions.endpointId));
+  return dropped.length;
+}

@@ -1,0 +1,284 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client';
+import type { BrandScope } from '../../db/queries/brands';
+import {
+  type ChangesPosition,
+  currentChangesPosition,
+  loadFeedCursorKey,
+  readRecordedChanges,
+} from '../../db/queries/review-changes';
+import {
+  type ClaimedDelivery,
+  claimDeliveries,
+  dropMovedBrands,
+  oldestPending,
+  recordAttempt,
+  recordEvents,
+  releaseDeliveries,
+} from '../../db/queries/webhook-deliveries';
+import {
+  brandsOfEndpoint,
+  listEndpoints,
+  positionsOf,
+  setEndpointStatus,
+  type WebhookEndpoint,
+} from '../../db/queries/webhooks';
+import { openSecret } from '../../db/webhook-secrets';
+import type { Logger } from '../logger';
+import { metrics } from '../trpc/metrics';
+import { type AttemptOutcome, postDelivery } from './attempt';
+import { feedExpiredEvent, reviewEvents } from './events';
+import { signedHeaders } from './sign';
+import { checkTarget } from './target';
+
+// Webhook delivery (D-28), a background worker of every instance. Each endpoint reads the review change
+// feed from its own stored position and turns what it reads into events; instances coordinate through
+// PostgreSQL alone: moving a position is a compare-and-set, and an event is held through a lease on its row
+// while it is attempted, outside any transaction. A slow receiver holds its own endpoint's loop only.
+
+/** The Standard Webhooks specification's schedule: attempt n waits RETRY_SCHEDULE_MS[n - 1] after the last. */
+export const RETRY_SCHEDULE_MS = [
+  0,
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  14 * 3_600_000,
+  20 * 3_600_000,
+  24 * 3_600_000,
+];
+
+export type WorkerOptions = {
+  db: Db;
+  log: Logger;
+  secretsKey: Buffer;
+  allowPrivateTargets: boolean;
+  /** The clock deliveries are scheduled by; tests move it. Signatures always carry the real time. */
+  now?: () => Date;
+  /** How often every endpoint is looked at. */
+  pollMs?: number;
+  /** How long a claimed event is held: past it, another instance may attempt it again. */
+  leaseMs?: number;
+  /** A receiver's time per attempt. */
+  timeoutMs?: number;
+  /** Events of one endpoint attempted at once by this instance. */
+  concurrency?: number;
+  /** This instance's name on the leases it takes. */
+  owner?: string;
+};
+
+/** Pages of the change record one endpoint reads per brand per pass: the rest waits for the next pass. */
+const PAGES_PER_PASS = 10;
+const PAGE = 100;
+
+export class WebhookWorker {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly stopping = new AbortController();
+  private readonly owner: string;
+  private timer: NodeJS.Timeout | undefined;
+  private pass: Promise<void> | undefined;
+  private cursorKey: Buffer | undefined;
+  private lagSeconds = 0;
+  private disabled = 0;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.owner = options.owner ?? randomUUID();
+  }
+
+  /** The age of the oldest undelivered event of any active endpoint (the metric; no partner label). */
+  largestLagSeconds(): number {
+    return this.lagSeconds;
+  }
+
+  disabledEndpoints(): number {
+    return this.disabled;
+  }
+
+  start(): void {
+    const arm = () => {
+      if (this.stopping.signal.aborted) return;
+      this.timer = setTimeout(() => {
+        this.pass = this.runOnce().finally(arm);
+      }, this.options.pollMs ?? 1_000);
+      this.timer.unref();
+    };
+    this.pass = this.runOnce().finally(arm);
+  }
+
+  /** Stops claiming, cuts attempts under way short and gives their events back; resolves once all ended. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    clearTimeout(this.timer);
+    await this.pass;
+    await Promise.all(this.running.values());
+  }
+
+  /** One pass over every endpoint: new events read, due ones attempted until none is due. Never throws. */
+  async runOnce(): Promise<void> {
+    const { db, log } = this.options;
+    try {
+      this.cursorKey ??= await loadFeedCursorKey(db);
+      await dropMovedBrands(db);
+      const rows = await listEndpoints(db);
+      this.disabled = rows.filter((row) => row.endpoint.status === 'DISABLED').length;
+      // A deactivated partner's endpoints pause: nothing is read or sent until it is activated.
+      const active = rows.filter((row) => row.endpoint.status === 'ACTIVE' && row.partnerActive);
+      const started: Promise<void>[] = [];
+      for (const { endpoint } of active) {
+        if (this.stopping.signal.aborted) break;
+        if (this.running.has(endpoint.id)) continue;
+        const run = this.runEndpoint(endpoint).finally(() => this.running.delete(endpoint.id));
+        this.running.set(endpoint.id, run);
+        started.push(run);
+      }
+      await Promise.all(started);
+      await this.measureLag(new Set(active.map((row) => row.endpoint.id)));
+    } catch (error) {
+      log.error({ error }, 'webhook delivery pass failed');
+    }
+  }
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  private async runEndpoint(endpoint: WebhookEndpoint): Promise<void> {
+    try {
+      await this.readFeed(endpoint);
+      for (;;) {
+        if (this.stopping.signal.aborted) return;
+        const now = this.now();
+        const claimed = await claimDeliveries(this.options.db, {
+          endpointId: endpoint.id,
+          partnerId: endpoint.partnerId,
+          owner: this.owner,
+          now,
+          until: new Date(now.getTime() + (this.options.leaseMs ?? 60_000)),
+          limit: this.options.concurrency ?? 8,
+        });
+        if (claimed.length === 0) return;
+        const outcomes = await Promise.all(claimed.map((delivery) => this.attempt(endpoint, delivery)));
+        if (outcomes.includes('disabled')) return;
+      }
+    } catch (error) {
+      this.options.log.error({ webhook: endpoint.id, error }, 'webhook delivery failed');
+    }
+  }
+
+  /** Turns what each brand's change record holds after the endpoint's position into events. */
+  private async readFeed(endpoint: WebhookEndpoint): Promise<void> {
+    const { db } = this.options;
+    const stored = await positionsOf(db, endpoint.id);
+    for (const brand of await brandsOfEndpoint(db, endpoint)) {
+      let from = stored.get(brand.id);
+      for (let page = 0; page < PAGES_PER_PASS && !this.stopping.signal.aborted; page++) {
+        const moved = await this.readPage(endpoint, brand, from);
+        if (!moved) break;
+        from = moved;
+      }
+    }
+  }
+
+  /** One page: its events recorded and the position moved past them; undefined when there is no more now. */
+  private async readPage(
+    endpoint: WebhookEndpoint,
+    brand: BrandScope,
+    from: ChangesPosition | undefined,
+  ): Promise<ChangesPosition | undefined> {
+    const { db } = this.options;
+    const key = this.cursorKey as Buffer;
+    const now = this.now();
+    // A brand the endpoint has not read yet (added to the partner later) is read from its first change.
+    const start = from ?? (await startOf(db, brand));
+    if (!start) return undefined;
+    const page = await readRecordedChanges(db, brand, start, PAGE);
+    if (page === undefined || page === 'behind') return undefined;
+    if (page === 'expired') {
+      // The feed cannot continue from here (its 410): one feed.expired, then on from the brand's current position.
+      const current = await currentChangesPosition(db, brand);
+      if (!current) return undefined;
+      await recordEvents(db, { endpointId: endpoint.id, brandId: brand.id, from, to: current }, [
+        feedExpiredEvent(endpoint, brand, now),
+      ]);
+      return undefined;
+    }
+    if (page.items.length === 0 && from) return undefined;
+    const events = reviewEvents(endpoint, brand, page.items, key, now);
+    const recorded = await recordEvents(
+      db,
+      { endpointId: endpoint.id, brandId: brand.id, from, to: page.next },
+      events,
+    );
+    return recorded && page.hasNext ? page.next : undefined;
+  }
+
+  private async attempt(endpoint: WebhookEndpoint, delivery: ClaimedDelivery): Promise<'done' | 'disabled'> {
+    const { db, log } = this.options;
+    const attempt = delivery.attempts + 1;
+    const outcome = await this.send(endpoint, delivery);
+    if (this.stopping.signal.aborted && outcome.error !== null) {
+      // Cut short by the drain: the event goes back, to be sent again (same webhook-id) by whoever is running.
+      await releaseDeliveries(db, this.owner, [delivery.id]);
+      return 'done';
+    }
+    const attemptedAt = this.now();
+    const delivered = outcome.error === null;
+    const gone = outcome.statusCode === 410;
+    const exhausted = !delivered && attempt >= RETRY_SCHEDULE_MS.length;
+    const wait = Math.max(RETRY_SCHEDULE_MS[attempt] ?? 0, outcome.retryAfterMs ?? 0);
+    const nextAttemptAt = delivered || gone || exhausted ? null : new Date(attemptedAt.getTime() + wait);
+    const recorded = await recordAttempt(
+      db,
+      { id: delivery.id, endpointId: endpoint.id, owner: this.owner, attempt },
+      { ...outcome, attemptedAt, nextAttemptAt, delivered },
+    );
+    metrics?.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : outcome.statusCode ? 'rejected' : 'failed' });
+    if (!recorded || delivered || !(gone || exhausted)) return 'done';
+    // A receiver's 410, or the schedule run out: the endpoint stops and keeps its position and events.
+    const reason = gone
+      ? 'the receiver answered 410 Gone'
+      : `no attempt succeeded in ${RETRY_SCHEDULE_MS.length} tries over about 3 days`;
+    await setEndpointStatus(db, endpoint.id, 'DISABLED', reason);
+    log.warn({ webhook: endpoint.id, reason }, 'webhook endpoint disabled');
+    return 'disabled';
+  }
+
+  /** One signed POST, or the refusal of its target; never throws. */
+  private async send(endpoint: WebhookEndpoint, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
+    const { secretsKey, allowPrivateTargets } = this.options;
+    const started = performance.now();
+    const checked = await checkTarget(endpoint.url, allowPrivateTargets);
+    if ('refused' in checked)
+      return {
+        statusCode: null,
+        error: `target refused: ${checked.refused}`,
+        durationMs: Math.round(performance.now() - started),
+        retryAfterMs: undefined,
+      };
+    const secrets = [openSecret(secretsKey, endpoint.id, endpoint.secret)];
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > this.now())
+      secrets.push(openSecret(secretsKey, endpoint.id, endpoint.previousSecret));
+    const headers = signedHeaders(delivery.id, delivery.body, secrets, new Date());
+    return postDelivery(checked.target, headers, delivery.body, {
+      timeoutMs: this.options.timeoutMs ?? 15_000,
+      signal: this.stopping.signal,
+    });
+  }
+
+  private async measureLag(active: Set<string>): Promise<void> {
+    const now = this.now().getTime();
+    let largest = 0;
+    for (const { endpointId, since } of await oldestPending(this.options.db)) {
+      if (active.has(endpointId) && since) largest = Math.max(largest, (now - since.getTime()) / 1000);
+    }
+    this.lagSeconds = largest;
+  }
+}
+
+/** The start of a brand's change record in its current history and epoch. */
+async function startOf(db: Db, brand: BrandScope): Promise<ChangesPosition | undefined> {
+  const current = await currentChangesPosition(db, brand);
+  return current && { ...current, xid: 0, seq: 0 };
+}
