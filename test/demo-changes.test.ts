@@ -71,7 +71,7 @@ describe('npm run demo:changes against the embedded demo (no DATABASE_URL)', () 
       env: { ...env, PORT: port },
     });
     const printed = JSON.parse(stdout) as Record<string, string>;
-    expect(Object.keys(printed).sort()).toEqual(['added', 'alerted', 'removed', 'replied']);
+    expect(Object.keys(printed).sort()).toEqual(['added', 'alerted', 'critical', 'removed', 'replied']);
     for (const id of Object.values(printed)) expect(id).toMatch(/^R\d{9}$/);
     // The ids are the server's: the added review is there, the removed one is gone.
     const status = (id: string | undefined) =>
