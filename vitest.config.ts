@@ -4,7 +4,17 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
+    // Closes what each file opened through test/support, after that file (test/support/after-file.ts).
+    setupFiles: ['test/support/per-file.ts'],
     pool: 'forks',
+    poolOptions: {
+      forks: {
+        // A worker runs file after file in one process: the server's modules, PGlite's WebAssembly and
+        // the test support are loaded once per worker, not once per file. Files share no state through
+        // them: each opens its own database copy and servers, closed after it (test/support/per-file.ts).
+        isolate: false,
+      },
+    },
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // The suite is judged by its rules, not its speed; performance lives in `npm run bench`.
