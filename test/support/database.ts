@@ -32,7 +32,7 @@ export async function openTestDatabase(): Promise<DatabaseHandle & { url?: strin
     return handle;
   }
   const dump = await readFile(inject('pgliteDump'));
-  const handle = await openDatabase({ loadDataDir: new Blob([dump]) });
+  const handle = await openDatabase({ loadDataDir: dump });
   afterFile(() => handle.close());
   return handle;
 }
