@@ -11,7 +11,9 @@ export default defineConfig({
       forks: {
         // A worker runs file after file in one process: the server's modules, PGlite's WebAssembly and
         // the test support are loaded once per worker, not once per file. Files share no state through
-        // them: each opens its own database copy and servers, closed after it (test/support/per-file.ts).
+        // them: each opens its own database copy and servers, closed after it (test/support/per-file.ts),
+        // and reads its own samples (test/support/endpoints.ts). Tracing is shut down by the file that
+        // starts it; metrics, once a file enables them, stay on for the worker, counted and never read.
         isolate: false,
       },
     },
