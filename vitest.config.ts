@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -7,6 +8,10 @@ export default defineConfig({
     // Closes what each file opened through test/support, after that file (test/support/after-file.ts).
     setupFiles: ['test/support/per-file.ts'],
     pool: 'forks',
+    // Vitest's default leaves a core to its main process, which only reports: on two cores that is one
+    // worker. Much of a worker's time is spent waiting on the processes it starts (npm, tsc, the server),
+    // so two workers at least.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     poolOptions: {
       forks: {
         // A worker runs file after file in one process: the server's modules, PGlite's WebAssembly and
