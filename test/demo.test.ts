@@ -22,8 +22,12 @@ import { WebhookReceiver } from './support/webhook-receiver';
 // either way it holds the same demo data, aggregate and constraints as a cluster built the plain way
 // (migrate, seed, aggregate) on the same day, keyword search's GIN indexes aside.
 let scratch: string;
+/** A folder holding the snapshot as `npm run build` writes it; written once, only read by the tests. */
+let snapshotDir: string;
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'partner-api-demo-'));
+  snapshotDir = path.join(scratch, 'dist');
+  await writeSnapshot(snapshotDir);
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
@@ -81,8 +85,6 @@ describe('the embedded demo', () => {
 
     const lines: { msg: string; snapshot?: boolean }[] = [];
     const log = createLogger('info', (line) => lines.push(JSON.parse(line)));
-    const snapshotDir = path.join(scratch, 'dist');
-    await writeSnapshot(snapshotDir);
     for (const dir of [snapshotDir, path.join(scratch, 'none')]) {
       const demo = await openDemoDatabase(log, { snapshotDir: dir, now });
       try {
@@ -104,8 +106,6 @@ describe('the embedded demo', () => {
   });
 
   it('answers 410 to a cursor of an earlier run: every run starts from the same snapshot (D-26)', async () => {
-    const snapshotDir = path.join(scratch, 'runs');
-    await writeSnapshot(snapshotDir);
     const feedOf = (database: DatabaseHandle) => {
       const api = createCaller(createRequestContext(testServices(database.db), { apiKey: DEMO_KEYS.active }));
       return (cursor?: string) => api.reviews.changes({ brand_code: 'chicken-house', cursor, limit: 100 });

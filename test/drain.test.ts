@@ -13,7 +13,9 @@ import { listeningLine, spawnLogged } from './support/server-process';
 // while ten keep-alive clients call it: every call it received is answered, with Connection: close from
 // the signal on; it stops accepting, closes the database and exits 0. A connection idle at the signal is
 // closed; a client whose next call was already on its way on it sees a reset before any byte of an answer
-// and retries the GET, as HTTP clients and the balancer do (D-20).
+// and retries the GET, as HTTP clients and the balancer do (D-20). One more keep-alive client holds a call
+// half-sent across the signal, so a call the server received before it is answered after it, whatever the
+// ten clients happened to be doing at that instant.
 let databaseUrl: string | undefined;
 
 /** The real server process, as `npm start` runs it, with its JSON log lines as they come. */
@@ -26,28 +28,84 @@ async function startServerProcess(env: Record<string, string>) {
   const base = String((await listeningLine(started.lines)).base);
   return { ...started, base };
 }
+const SHOPS = '/partner/v1/brands/chicken-house/shops';
+
+/** The status and headers of each HTTP/1.1 answer in `raw`, with whether the last one is complete. */
+function answersIn(raw: Buffer) {
+  const answers: { status: number; headers: Record<string, string> }[] = [];
+  let rest = raw;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) return { answers, complete: rest.length === 0 };
+    const [statusLine = '', ...fields] = rest.subarray(0, end).toString('latin1').split('\r\n');
+    const headers = Object.fromEntries(
+      fields.map((field) => [
+        field.slice(0, field.indexOf(':')).toLowerCase(),
+        field.slice(field.indexOf(':') + 1).trim(),
+      ]),
+    );
+    const length = Number(headers['content-length'] ?? 0);
+    if (rest.length < end + 4 + length) return { answers, complete: false };
+    answers.push({ status: Number(statusLine.split(' ')[1]), headers });
+    rest = rest.subarray(end + 4 + length);
+  }
+}
+
+/**
+ * A keep-alive connection on which one call is answered and the next is half-sent: the request line and
+ * headers without the blank line that ends them. Both go in one write, so by the time the first answer
+ * arrives the server has read the start of the second call, and the connection is not idle: a drain must
+ * wait for that call, not close it. `finish()` sends the blank line; `answers` resolves when it closes.
+ */
+async function halfSentCall(base: string) {
+  const url = new URL(base);
+  const socket = net.connect(Number(url.port), url.hostname);
+  let raw = Buffer.alloc(0);
+  const request = `GET ${SHOPS} HTTP/1.1\r\nHost: ${url.host}\r\nx-partner-api-key: ${DEMO_KEYS.active}\r\n`;
+  const firstAnswered = new Promise<void>((resolve) =>
+    socket.on('data', (chunk: Buffer) => {
+      raw = Buffer.concat([raw, chunk]);
+      if (answersIn(raw).answers.length >= 1) resolve();
+    }),
+  );
+  const answers = new Promise<ReturnType<typeof answersIn>>((resolve) =>
+    socket.on('close', () => resolve(answersIn(raw))),
+  );
+  socket.on('error', () => undefined);
+  socket.write(`${request}\r\n${request}`);
+  await firstAnswered;
+  return { finish: () => socket.write('\r\n'), answers };
+}
+
 beforeAll(async () => {
   databaseUrl = (await openTestDatabase()).url;
 });
 
 describe(`SIGTERM under keep-alive load (${DRIVER})`, () => {
   it('answers every call in flight, closes the database and exits 0', { timeout: 90_000 }, async () => {
-    const { lines, exited, base, child } = await startServerProcess({
+    const { lines, exited, base, child, logged } = await startServerProcess({
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      // The half-sent call waits for the signal: no headers timeout cuts it first, however slow the machine.
+      HEADERS_TIMEOUT_MS: '600000',
     });
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: 10 });
     const outcome = { ok: 0, closing: 0, refused: 0, retried: 0, failed: [] as string[] };
+    let loaded = () => {};
+    const underLoad = new Promise<void>((resolve) => {
+      loaded = resolve;
+    });
     const get = (retry = true): Promise<void> =>
       new Promise<void>((resolve) => {
         const request = http.get(
-          `${base}/partner/v1/brands/chicken-house/shops`,
+          `${base}${SHOPS}`,
           { agent, headers: { 'x-partner-api-key': DEMO_KEYS.active } },
           (response) => {
             response.resume();
             response.on('end', () => {
               if (response.statusCode === 200) outcome.ok += 1;
               else outcome.failed.push(`status ${response.statusCode}`);
+              if (outcome.ok === 100) loaded();
               if (response.headers.connection === 'close') outcome.closing += 1;
               resolve();
             });
@@ -72,14 +130,24 @@ describe(`SIGTERM under keep-alive load (${DRIVER})`, () => {
       }
     };
     const clients = Array.from({ length: 10 }, client);
-    await expect.poll(() => outcome.ok, { timeout: 20_000 }).toBeGreaterThan(100);
+    await underLoad;
+    const held = await halfSentCall(base);
     const okBefore = outcome.ok;
     stopping = true;
     child.kill('SIGTERM');
+    // The drain has begun (the server logs this line just before it): the held call now reaches the app.
+    await logged('draining');
+    held.finish();
     await Promise.all(clients);
     agent.destroy();
     const code = await exited;
 
+    const answered = await held.answers;
+    expect(answered).toMatchObject({ complete: true, answers: [{ status: 200 }, { status: 200 }] });
+    expect(answered.answers[0]?.headers.connection).not.toBe('close');
+    expect(answered.answers[1]?.headers.connection).toBe('close');
+    outcome.ok += 2;
+    outcome.closing += 1;
     expect(outcome.failed).toEqual([]);
     expect(outcome.refused).toBeGreaterThan(0);
     expect(outcome.closing).toBeGreaterThan(0);

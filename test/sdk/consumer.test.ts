@@ -147,7 +147,16 @@ let options: Options;
 let db: Db;
 let database: DatabaseHandle;
 
-beforeAll(async () => {
+/** The server on its database copy, for the partner project's calls. */
+async function serve() {
+  database = await openTestDatabase();
+  db = database.db;
+  api = await startServer(testServices(database.db, { RATE_LIMIT_PER_MINUTE: '100000' }));
+  options = { baseUrl: api.base, apiKey: DEMO_KEYS.active };
+}
+
+/** The SDK packed, installed into a copy of the partner project, and the project compiled against it. */
+async function packInstallCompile() {
   work = await mkdtemp(path.join(tmpdir(), 'partner-sdk-'));
   const packed = await run('npm', ['pack', './sdk', '--pack-destination', work], { cwd: ROOT });
   tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) ?? '');
@@ -170,12 +179,10 @@ beforeAll(async () => {
     compiled = { ok: false, output: String(error) };
   }
   if (compiled.ok) consumer = await import(pathToFileURL(path.join(project, 'dist/consumer.js')).href);
+}
 
-  database = await openTestDatabase();
-  db = database.db;
-  api = await startServer(testServices(database.db, { RATE_LIMIT_PER_MINUTE: '100000' }));
-  options = { baseUrl: api.base, apiKey: DEMO_KEYS.active };
-});
+// Neither waits on the other: the server loads while npm and tsc work in their own processes.
+beforeAll(() => Promise.all([serve(), packInstallCompile()]));
 
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
-import { afterAll, inject } from 'vitest';
+import { inject } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../../db/client';
+import { afterFile } from './after-file';
 import { withDatabase } from './global-setup';
 import { adminSql } from './postgres';
 
@@ -10,13 +11,6 @@ import { adminSql } from './postgres';
 export const NOW = new Date(inject('now'));
 
 export const DRIVER: 'pglite' | 'postgres' = inject('postgresTemplate') ? 'postgres' : 'pglite';
-
-// Closing and dropping the copies a file opened. Registered here, while the file is collected: vitest
-// silently ignores an afterAll registered later, inside a beforeAll or a test, where the copies are opened.
-const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
 
 /**
  * A private copy of the seeded template for the calling test file (closed and dropped after it), so
@@ -30,7 +24,7 @@ export async function openTestDatabase(): Promise<DatabaseHandle & { url?: strin
     await admin.unsafe(`CREATE DATABASE ${name} TEMPLATE ${template.name}`);
     const url = withDatabase(template.url, name);
     const handle = Object.assign(await openDatabase({ url, maxConnections: 4 }), { url });
-    cleanups.push(async () => {
+    afterFile(async () => {
       await handle.close();
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
@@ -38,8 +32,8 @@ export async function openTestDatabase(): Promise<DatabaseHandle & { url?: strin
     return handle;
   }
   const dump = await readFile(inject('pgliteDump'));
-  const handle = await openDatabase({ loadDataDir: new Blob([dump]) });
-  cleanups.push(() => handle.close());
+  const handle = await openDatabase({ loadDataDir: dump });
+  afterFile(() => handle.close());
   return handle;
 }
 

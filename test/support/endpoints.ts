@@ -153,6 +153,8 @@ export const endpointsWith = (...parameters: string[]) =>
  * and a test asking for one fails.
  */
 export async function loadSamples(services: Services) {
+  // Files of a worker share this module: each reads the samples of its own database.
+  SAMPLES.clear();
   const needed = ENDPOINTS.flatMap((endpoint) =>
     pathParameters(endpoint.route)
       .filter((parameter) => !GIVEN.has(parameter))

@@ -6,21 +6,42 @@ export type LoggedProcess = {
   child: ChildProcess;
   lines: Record<string, unknown>[];
   exited: Promise<number | null>;
+  /** The first line whose `msg` is `msg`, as soon as it is read; rejects if the process exits without it. */
+  logged(msg: string): Promise<Record<string, unknown>>;
 };
 
 /** Starts `command args`; stdout is read as the server's log, one JSON object a line. */
 export function spawnLogged(command: string, args: string[], options: SpawnOptions): LoggedProcess {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
   const lines: Record<string, unknown>[] = [];
+  const waiting = new Set<() => void>();
   let buffered = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
     const parts = buffered.split('\n');
     buffered = parts.pop() ?? '';
     for (const line of parts) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+    for (const check of waiting) check();
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, lines, exited };
+  // After 'exit', stdout may still hold lines: 'close' comes once it is read to the end.
+  const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const logged = (msg: string) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const check = () => {
+        const line = lines.find((candidate) => candidate.msg === msg);
+        if (!line) return;
+        waiting.delete(check);
+        resolve(line);
+      };
+      waiting.add(check);
+      check();
+      void closed.then((code) => {
+        check();
+        if (waiting.delete(check)) reject(new Error(`the process exited (${code}) without logging "${msg}"`));
+      });
+    });
+  return { child, lines, exited, logged };
 }
 
 /** The server's `listening` line, once it has logged one. */

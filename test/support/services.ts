@@ -1,6 +1,4 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll } from 'vitest';
 import type { Db } from '../../db/client';
 import { createCaller } from '../../routers';
 import { parseConfig } from '../../server/config';
@@ -10,6 +8,7 @@ import { createLogger, silentLogger } from '../../server/logger';
 import { createRequestContext } from '../../server/trpc/context';
 import type { RateLimiter } from '../../server/trpc/ratelimit/sliding-window';
 import { createServices, type Services } from '../../server/trpc/services';
+import { afterFile } from './after-file';
 import { NOW } from './database';
 
 /**
@@ -44,16 +43,6 @@ export function callerFor(services: Services, apiKey: string | undefined, client
   return createCaller(createRequestContext(services, { apiKey, clientAddress }));
 }
 
-// Servers a file started, closed after it. Registered while the file is collected: vitest ignores an
-// afterAll registered later, inside a beforeAll or a test, where servers are started.
-const servers: Server[] = [];
-afterAll(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-});
-
 /** The express app on an ephemeral port of 127.0.0.1, closed after the file. */
 export async function startServer(
   services: Services,
@@ -61,7 +50,10 @@ export async function startServer(
   bounds: Partial<SocketBounds> = {},
 ) {
   const server = createHttpServer(createApp(services, options), services.log, bounds).listen(0, '127.0.0.1');
-  servers.push(server);
+  afterFile(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
