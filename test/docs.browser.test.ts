@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,8 +19,11 @@ const ARTIFACTS = path.resolve(import.meta.dirname, 'artifacts');
 /** The two colours of an element's computed style the badge check reads. */
 type CSSColours = { color: string; backgroundColor: string };
 
-/** Every REST operation of the router: the reference must show each. */
-const OPERATIONS = restRoutes(appRouter).map((route) => route.path);
+/** Every REST operation of the router, and every webhook event of the document: the reference shows each. */
+const document = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../openapi.json'), 'utf8')) as {
+  webhooks?: Record<string, unknown>;
+};
+const OPERATIONS = [...restRoutes(appRouter).map((route) => route.path), ...Object.keys(document.webhooks ?? {})];
 
 if (!installed) console.warn(`docs.browser.test.ts skipped: ${CHROMIUM} is not installed (apt-get install chromium)`);
 
