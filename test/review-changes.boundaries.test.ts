@@ -15,7 +15,6 @@ import { openFeedCursor, sealFeedCursor } from '../routers/reviews/feed-cursor';
 import { parseConfig } from '../server/config';
 import { FeedStallWatch } from '../server/feed-stall';
 import { createLogger } from '../server/logger';
-import { enableMetrics } from '../server/trpc/metrics';
 import { createServices, type Services } from '../server/trpc/services';
 import { DRIVER, NOW, openTestDatabase, transactionsSettled } from './support/database';
 import { createBrandWithReviews, type ReviewSpec } from './support/factories';
@@ -262,12 +261,6 @@ describe('on the database of the run', () => {
             { pid: number; xid: string },
           ];
           expect(await watch.check()).toBeGreaterThan(0);
-          const metrics = await enableMetrics();
-          metrics.observeFeedStall(watch);
-          const scraped = (await metrics.registry.getSingleMetricAsString('partner_api_feed_held_back_seconds')).split(
-            '\n',
-          );
-          expect(Number(scraped.at(-1)?.split(' ')[1])).toBeGreaterThan(0);
           // The transaction's age passes the threshold while it is held; other test files' transactions on the
           // same server come and go, so the line that names this one is awaited.
           const ours = String(BigInt(xid) & 0xffffffffn);

@@ -250,6 +250,7 @@ describe('the metrics listener (D-22)', () => {
     const registered = await enableMetrics();
     registered.observeDatabase({ slots: { stats: () => ({ size: 4, inUse: 3, waiting: 2 }) } });
     registered.observeCache(services.cache);
+    registered.observeFeedStall({ heldBackSeconds: () => 2.5 });
     metricsServer = await startMetricsServer(registered.registry, { port: 0, host: '127.0.0.1', log: silentLogger });
     metricsBase = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`;
   });
@@ -281,6 +282,7 @@ describe('the metrics listener (D-22)', () => {
       /partner_api_db_pool_in_use 3/,
       /partner_api_db_pool_waiting 2/,
       /^partner_api_cache_age_seconds \d/m,
+      /^partner_api_feed_held_back_seconds 2.5$/m,
       /partner_api_aggregate_run_duration_seconds_count\{outcome="\w+"\} 1/,
       /nodejs_eventloop_lag_p99_seconds \d/,
       /process_cpu_user_seconds_total \d/,
