@@ -1,7 +1,4 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,7 +13,7 @@ import { openFeedCursor } from '../routers/reviews/feed-cursor';
 import { cpuSeconds, instructionsDuring } from './cpu';
 import { inlineParams, markdownTable, type Row, whole } from './lib';
 import { paced } from './paced';
-import { cleanUpOnExit, pgbenchTps, seededDatabase } from './scratch';
+import { cleanUpOnExit, pgbenchTps, seededDatabase, startBuiltServer } from './scratch';
 
 // npm run build && npm run bench:feed [-- --reviews N | --reuse DB] [--keep] [--name DB] [--day N]
 //   [--recent N] [--rate R] [--duration S] [--rounds N] [--write-seconds S]
@@ -63,51 +60,11 @@ const ROUNDS = Number(args.rounds);
 /** Reviews this bench writes carry this prefix, so a --reuse run removes them first. */
 const PREFIX = 'FEED';
 const FEED_TRIGGERS = ['review_changes_note_insert', 'review_changes_note_update', 'review_changes_note_delete'];
-const SERVER = path.resolve(import.meta.dirname, '../dist/server/main.js');
 
 const { children, cleanups, cleanUp, killGroup } = cleanUpOnExit();
 
 const load = () => os.loadavg()[0]?.toFixed(2) ?? '';
 const log = (text: string) => process.stdout.write(`${text}\n`);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** The built server, as production runs it; each child leads its own process group. */
-async function serve(databaseUrl: string) {
-  if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: npm run build first`);
-  const port = await freePort();
-  const child = spawn(process.execPath, [SERVER], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      LOG_LEVEL: '',
-      REDIS_URL: '',
-    },
-    detached: true,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.add(child);
-  const base = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('server exited before answering');
-    if (Date.now() > until) throw new Error(`no answer from ${base} within 60 s`);
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { base, group: child.pid as number, stop: () => killGroup(child) };
-}
 
 type FeedAnswer = { items: { review_id: string; change: string }[]; has_next: boolean; next_cursor: string };
 
@@ -220,7 +177,7 @@ async function main() {
   const [{ count: brandReviews } = { count: 0 }] = await sql<{ count: number }[]>`
     SELECT count(*)::int AS count FROM reviews WHERE brand_id = ${brandId}`;
 
-  const server = await serve(databaseUrl);
+  const server = await startBuiltServer(databaseUrl, { children, killGroup });
   cleanups.push(async () => server.stop());
 
   // 1. The first walk, then a day of changes, then the catch-up from the walk's last cursor.

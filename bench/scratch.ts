@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
 import postgres from 'postgres';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { seedDemo } from '../db/seed/demo';
@@ -117,4 +119,54 @@ export function pgbenchTps(
       else reject(new Error(`pgbench exited ${code}: ${text.slice(-500)}`));
     });
   });
+}
+
+/** A free TCP port of the loopback interface. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const SERVER = path.resolve(import.meta.dirname, '../dist/server/main.js');
+
+/**
+ * The built server on `databaseUrl`, as production runs it, at the default log level (the access log is
+ * part of what a call costs), the limiter never refusing; `env` adds to that. Resolves once /healthz answers.
+ */
+export async function startBuiltServer(
+  databaseUrl: string,
+  { children, killGroup }: Pick<ReturnType<typeof cleanUpOnExit>, 'children' | 'killGroup'>,
+  env: Record<string, string> = {},
+) {
+  if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: npm run build first`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [SERVER], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      LOG_LEVEL: '',
+      REDIS_URL: '',
+      ...env,
+    },
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  const base = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('server exited before answering');
+    if (Date.now() > until) throw new Error(`no answer from ${base} within 60 s`);
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { base, group: child.pid as number, stop: () => killGroup(child) };
 }

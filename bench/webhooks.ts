@@ -1,9 +1,6 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,7 +12,7 @@ import { addEndpoint } from '../server/webhooks/admin';
 import { checkTarget } from '../server/webhooks/target';
 import { markdownTable } from './lib';
 import { paced, quantile } from './paced';
-import { cleanUpOnExit, seededDatabase } from './scratch';
+import { cleanUpOnExit, seededDatabase, startBuiltServer } from './scratch';
 
 // npm run build && npm run bench:webhooks [-- --reviews N | --reuse DB] [--keep] [--rate R] [--writes N]
 //   [--bulk N]
@@ -41,20 +38,11 @@ const { values: args } = parseArgs({
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const KEY = 'pk_test_demo_active';
 const RATE = Number(args.rate);
-const SERVER = path.resolve(import.meta.dirname, '../dist/server/main.js');
 const SECRETS_KEY = randomBytes(32);
 const RECEIVER_MS = 5;
 
 const { children, cleanups, cleanUp, killGroup } = cleanUpOnExit();
 const log = (text: string) => process.stdout.write(`${text}\n`);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A partner's receiver: verifies each delivery, notes when each review's event arrived, answers in 5 ms. */
 async function receiver() {
@@ -99,38 +87,6 @@ async function receiver() {
   };
 }
 
-async function serve(databaseUrl: string) {
-  if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: npm run build first`);
-  const port = await freePort();
-  const child = spawn(process.execPath, [SERVER], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      LOG_LEVEL: 'warn',
-      REDIS_URL: '',
-      WEBHOOK_SECRETS_KEY: SECRETS_KEY.toString('base64'),
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
-    },
-    detached: true,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.add(child);
-  const base = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('server exited before answering');
-    if (Date.now() > until) throw new Error(`no answer from ${base} within 60 s`);
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { base, stop: () => killGroup(child) };
-}
-
 const ms = (value: number) => Math.round(value * 10) / 10;
 
 async function main() {
@@ -151,7 +107,14 @@ async function main() {
     SELECT p.name FROM partners p JOIN brands b ON b.partner_id = p.id WHERE b.id = ${scope.id}`;
   await sql`UPDATE webhook_endpoints SET status = 'DISABLED'`;
 
-  const server = await serve(databaseUrl);
+  const server = await startBuiltServer(
+    databaseUrl,
+    { children, killGroup },
+    {
+      WEBHOOK_SECRETS_KEY: SECRETS_KEY.toString('base64'),
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    },
+  );
   const receiving = await receiver();
   const checked = await checkTarget(receiving.url, true);
   if (!('target' in checked)) throw new Error(checked.refused);
