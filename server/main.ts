@@ -94,6 +94,7 @@ async function main() {
         log,
         secretsKey,
         allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS || demo !== undefined,
+        leaseMs: config.WEBHOOK_LEASE_MS,
       })
     : undefined;
   if (webhooks) webhooks.start();
