@@ -84,6 +84,12 @@ describe('configuration', () => {
     });
   });
 
+  it('holds a webhook event for WEBHOOK_LEASE_MS while attempting it, a minute unless set (D-28)', () => {
+    expect(parseConfig({}).WEBHOOK_LEASE_MS).toBe(60_000);
+    expect(parseConfig({ WEBHOOK_LEASE_MS: '5000' }).WEBHOOK_LEASE_MS).toBe(5_000);
+    expect(() => parseConfig({ WEBHOOK_LEASE_MS: '999' })).toThrow(/^invalid configuration: WEBHOOK_LEASE_MS/);
+  });
+
   it('reads the read replicas of the primary, their lag bound and check interval (D-23)', () => {
     expect(parseConfig({})).toMatchObject({
       DATABASE_REPLICA_URLS: [],
