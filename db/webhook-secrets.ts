@@ -31,3 +31,15 @@ export function openSecret(key: Buffer, endpointId: string, sealed: string): str
     throw new Error(`the secret of webhook ${endpointId} does not open with WEBHOOK_SECRETS_KEY (another key?)`);
   }
 }
+
+/** What an endpoint signs with now: its secret, and the one it replaced while that is in its overlap. */
+export function secretsInUse(
+  key: Buffer,
+  endpoint: { id: string; secret: string; previousSecret: string | null; previousSecretUntil: Date | null },
+  now: Date,
+): string[] {
+  const secrets = [openSecret(key, endpoint.id, endpoint.secret)];
+  if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > now)
+    secrets.push(openSecret(key, endpoint.id, endpoint.previousSecret));
+  return secrets;
+}

@@ -11,6 +11,15 @@ const integer = (min: number, max: number, fallback: number) =>
 const url = (protocols: RegExp) =>
   z.url({ protocol: protocols, error: `must be a URL (${protocols.source.replaceAll('^', '').replaceAll('$', '')})` });
 
+/** A key sealing webhook secrets (D-28): 32 bytes in base64. */
+const secretsKey = () =>
+  z
+    .string()
+    .refine((value) => Buffer.from(value, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(value), {
+      error: 'must be 32 bytes in base64 (openssl rand -base64 32)',
+    })
+    .transform((value) => Buffer.from(value, 'base64'));
+
 /** D-20: of the drain time, what closing the database and the limiter keep after the requests are answered. */
 export const STORE_CLOSE_RESERVE_MS = 2_000;
 
@@ -42,14 +51,9 @@ export const configSchema = z
     RATE_LIMIT_PER_MINUTE: integer(1, 1_000_000, 100),
     REVIEW_CHANGES_RETENTION_DAYS: integer(1, 3_650, 30),
     FEED_STALL_WARN_SECONDS: integer(1, 86_400, 60),
-    WEBHOOK_SECRETS_KEY: optional(
-      z
-        .string()
-        .refine((value) => Buffer.from(value, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(value), {
-          error: 'must be 32 bytes in base64 (openssl rand -base64 32)',
-        })
-        .transform((value) => Buffer.from(value, 'base64')),
-    ),
+    WEBHOOK_SECRETS_KEY: optional(secretsKey()),
+    /** The key being replaced, read by `webhooks reseal-secrets` only. */
+    WEBHOOK_SECRETS_OLD_KEY: optional(secretsKey()),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: z.preprocess(
       emptyAsUndefined,
       z

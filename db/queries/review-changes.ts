@@ -153,6 +153,15 @@ export async function readReviewChanges(
     return { items: lastOfEach(read.rows).map(itemOf), hasNext: read.hasNext, next: read.next };
   }
 
+  const read = await readWalkRows(db, brand, from, limit);
+  if (read === undefined || typeof read === 'string') return read;
+  return { items: latestOfEach(read.rows), hasNext: true, next: read.next };
+}
+
+type WalkPosition = Extract<FeedPosition, { kind: 'walk' }>;
+
+/** A page of a walk's first read: the brand's reviews after `from` (or from the start of a new walk). */
+async function readWalkRows(db: Db, brand: BrandScope, from: WalkPosition | undefined, limit: number) {
   const after = from?.after;
   const shape = `review_walk ${limit}${from ? '' : ' new'}${after ? ' after' : ''}`;
   const statement = preparedOnce(db, shape, () => walkStatement(db, limit, !from, Boolean(after)));
@@ -175,7 +184,14 @@ export async function readReviewChanges(
     listed.length > limit && last?.code && last.writtenAt
       ? { kind: 'walk', history, epoch, start, after: { writtenAt: last.writtenAt, reviewCode: last.code } }
       : { kind: 'changes', history, epoch, ...start };
-  return { items: latestOfEach(found), hasNext: true, next };
+  const walkAfter = (row: (typeof found)[number]): WalkPosition => ({
+    kind: 'walk',
+    history,
+    epoch,
+    start,
+    after: { writtenAt: row.writtenAt as Date, reviewCode: row.code as string },
+  });
+  return { rows: found, next, walkAfter };
 }
 
 /** A position after a change: where a reader of the change record (not a walk) stands. */
@@ -202,6 +218,26 @@ export async function readRecordedChanges(
     position: { ...from, xid: Number(row.xid), seq: Number(row.seq) },
   }));
   return { items, hasNext: read.hasNext, next: read.next };
+}
+
+/** An item of the feed with the position right after it: a walk's, or the change record's. */
+export type PositionedChange = ReviewChange & { position: FeedPosition };
+
+/**
+ * A page of the feed after any position it hands out (inside a walk or after it), each item with its own
+ * position, as readRecordedChanges gives them after a change: what a replay from a partner's cursor reads.
+ */
+export async function readPositionedChanges(
+  db: Db,
+  brand: BrandScope,
+  from: FeedPosition,
+  limit: number,
+): Promise<{ items: PositionedChange[]; hasNext: boolean; next: FeedPosition } | FeedRefusal | undefined> {
+  if (from.kind === 'changes') return readRecordedChanges(db, brand, from, limit);
+  const read = await readWalkRows(db, brand, from, limit);
+  if (read === undefined || typeof read === 'string') return read;
+  const items = read.rows.map((row) => ({ ...itemOf(row), position: read.walkAfter(row) }));
+  return { items, hasNext: true, next: read.next };
 }
 
 /**

@@ -18,6 +18,14 @@ export async function insertDeliveries(db: Db, deliveries: NewDelivery[]) {
 }
 
 /**
+ * An event inserted already claimed by `owner` until `until`: no worker attempts it while its maker does
+ * (the operator's `webhooks test`, which attempts it at once and waits for the answer).
+ */
+export async function insertClaimedDelivery(db: Db, delivery: NewDelivery, lease: { owner: string; until: Date }) {
+  await db.insert(webhookDeliveries).values({ ...delivery, leaseOwner: lease.owner, leaseUntil: lease.until });
+}
+
+/**
  * The events read from a brand's position, and the position moved past them, in one transaction: false
  * (and nothing written) when another instance moved the position first.
  */

@@ -90,6 +90,37 @@ export async function rotateEndpointSecret(db: Db, id: string, secret: string, p
     .where(eq(webhookEndpoints.id, id));
 }
 
+export type SealedSecrets = Pick<WebhookEndpoint, 'id' | 'secret' | 'previousSecret'>;
+
+/**
+ * Rewrites every endpoint's sealed secrets with what `reseal` returns for them, in one transaction with the
+ * rows locked: all are rewritten or none (a throw from `reseal` rolls everything back). The count rewritten.
+ */
+export async function resealEndpointSecrets(
+  db: Db,
+  reseal: (row: SealedSecrets) => Omit<SealedSecrets, 'id'> | undefined,
+): Promise<number> {
+  return db.transaction(async (tx) => {
+    const rows = await tx
+      .select({
+        id: webhookEndpoints.id,
+        secret: webhookEndpoints.secret,
+        previousSecret: webhookEndpoints.previousSecret,
+      })
+      .from(webhookEndpoints)
+      .orderBy(asc(webhookEndpoints.id))
+      .for('update');
+    let rewritten = 0;
+    for (const row of rows) {
+      const sealed = reseal(row);
+      if (!sealed) continue;
+      await tx.update(webhookEndpoints).set(sealed).where(eq(webhookEndpoints.id, row.id));
+      rewritten++;
+    }
+    return rewritten;
+  });
+}
+
 /** The endpoint's stored position in each brand it has read. */
 export async function positionsOf(db: Db, endpointId: string): Promise<Map<number, ChangesPosition>> {
   const rows = await db.select().from(webhookPositions).where(eq(webhookPositions.endpointId, endpointId));

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client';
 import { findPartnerByName } from '../../db/queries/apiKeys';
 import type { BrandScope } from '../../db/queries/brands';
@@ -5,9 +6,10 @@ import {
   type ChangesPosition,
   currentChangesPosition,
   loadFeedCursorKey,
+  readPositionedChanges,
   readRecordedChanges,
 } from '../../db/queries/review-changes';
-import { insertDeliveries } from '../../db/queries/webhook-deliveries';
+import { insertClaimedDelivery, insertDeliveries, recordAttempt } from '../../db/queries/webhook-deliveries';
 import {
   brandCodesOf,
   brandsOfEndpoint,
@@ -16,17 +18,21 @@ import {
   insertEndpoint,
   listEndpoints,
   positionsOf,
+  resealEndpointSecrets,
   resumeEndpoint,
   rotateEndpointSecret,
   setEndpointStatus,
   storePositions,
   type WebhookEndpoint,
 } from '../../db/queries/webhooks';
-import { newSigningSecret, openSecret, sealSecret } from '../../db/webhook-secrets';
+import { newSigningSecret, openSecret, sealSecret, secretsInUse } from '../../db/webhook-secrets';
 import { openFeedCursor } from '../../routers/reviews/feed-cursor';
+import { type AttemptOutcome, postDelivery } from './attempt';
 import { feedExpiredEvent, reviewEvents, testEvent } from './events';
 import { newOpaqueId } from './ids';
-import type { Target } from './target';
+import { signedHeaders } from './sign';
+import { checkTarget, type Target } from './target';
+import { RETRY_SCHEDULE_MS } from './worker';
 
 // What the operator's `webhooks` command does (D-28), apart from its argument parsing and printing.
 
@@ -129,7 +135,11 @@ export async function rotateSecret(db: Db, secretsKey: Buffer, endpoint: Webhook
   return { secret, until };
 }
 
-/** New events (new webhook-ids) from a feed cursor to the brand's current position. */
+/**
+ * New events (new webhook-ids) from any cursor the feed or an event gave for a brand of the endpoint, to the
+ * brand's current position: inside a walk, the rest of the walk's reviews come first, as the feed would give
+ * them. A cursor the feed no longer continues from is an Error (exit status 1), not a refusal.
+ */
 export async function replayFrom(db: Db, endpoint: WebhookEndpoint, cursor: string, brandCodes: string[]) {
   const key = await loadFeedCursorKey(db);
   const covered = (await brandsOfEndpoint(db, endpoint)).filter(
@@ -143,13 +153,12 @@ export async function replayFrom(db: Db, endpoint: WebhookEndpoint, cursor: stri
   if (!found) throw new Refusal(`not a feed cursor of a brand of webhook ${endpoint.id}`);
   const { brand } = found;
   let position = found.position;
-  if (position === 'expired' || position.kind !== 'changes')
-    throw new Refusal('replay needs a cursor past the walk: one of an event, or of a caught-up feed page');
   let made = 0;
   for (;;) {
-    const page = await readRecordedChanges(db, brand, position, 100);
+    const page = position === 'expired' ? 'expired' : await readPositionedChanges(db, brand, position, 100);
     if (page === undefined) throw new Error(`brand ${brand.brandCode} is gone`);
-    if (typeof page === 'string') throw new Error('the feed no longer continues from this cursor (410): walk again');
+    if (page === 'expired') throw new Error(EXPIRED_CURSOR);
+    if (page === 'behind') throw new Error('the database has not reached this cursor yet: try again in a moment');
     const events = reviewEvents(endpoint, brand, page.items, key, new Date());
     await insertDeliveries(db, events);
     made += events.length;
@@ -158,6 +167,10 @@ export async function replayFrom(db: Db, endpoint: WebhookEndpoint, cursor: stri
   }
   return { brandCode: brand.brandCode, events: made };
 }
+
+/** Why replay cannot start from a cursor the feed answers 410 to. */
+export const EXPIRED_CURSOR =
+  'the feed no longer continues from this cursor (retention, a range change or a restore): the partner walks the feed again';
 
 /** Every brand of the endpoint read from its current position: what changes from now on is delivered. */
 export async function startFromNow(db: Db, endpoint: WebhookEndpoint) {
@@ -168,6 +181,92 @@ export async function queueTest(db: Db, endpoint: WebhookEndpoint, now = new Dat
   const event = testEvent(endpoint, now);
   await insertDeliveries(db, [event]);
   return event.id;
+}
+
+/**
+ * The operator's `test`: a webhook.test event attempted here and now, answered with its outcome. Attempted
+ * by the command rather than queued for a worker, so the answer needs no running instance and is the
+ * command's own attempt. It is recorded as the event's first attempt (the partner sees it among the
+ * deliveries), claimed from the start so no worker sends it meanwhile; a failed one is left to the workers'
+ * retry schedule from its second attempt.
+ */
+export async function attemptTest(
+  db: Db,
+  secretsKey: Buffer,
+  endpoint: WebhookEndpoint,
+  { allowPrivateTargets, timeoutMs = ATTEMPT_TIMEOUT_MS }: { allowPrivateTargets: boolean; timeoutMs?: number },
+): Promise<{ id: string; outcome: AttemptOutcome }> {
+  const now = new Date();
+  // Opened first: under another key the command stops before anything is written.
+  const secrets = secretsInUse(secretsKey, endpoint, now);
+  const event = testEvent(endpoint, now);
+  const owner = `webhooks test ${randomUUID()}`;
+  await insertClaimedDelivery(db, event, { owner, until: new Date(now.getTime() + timeoutMs + LEASE_MARGIN_MS) });
+  const started = performance.now();
+  const checked = await checkTarget(endpoint.url, allowPrivateTargets);
+  const outcome: AttemptOutcome =
+    'refused' in checked
+      ? {
+          statusCode: null,
+          error: `target refused: ${checked.refused}`,
+          durationMs: Math.round(performance.now() - started),
+          retryAfterMs: undefined,
+        }
+      : await postDelivery(checked.target, signedHeaders(event.id, event.body, secrets, new Date()), event.body, {
+          timeoutMs,
+          signal: new AbortController().signal,
+        });
+  const attemptedAt = new Date();
+  const delivered = outcome.error === null;
+  const retryIn = Math.max(RETRY_SCHEDULE_MS[1] ?? 0, outcome.retryAfterMs ?? 0);
+  await recordAttempt(
+    db,
+    { id: event.id, endpointId: endpoint.id, owner, attempt: 1 },
+    { ...outcome, attemptedAt, delivered, nextAttemptAt: delivered ? null : new Date(attemptedAt.getTime() + retryIn) },
+  );
+  return { id: event.id, outcome };
+}
+
+/** A receiver's time per attempt (D-28), the workers' default too. */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+
+/** How long past the attempt's own bound the test's claim lasts: recording it takes a moment. */
+const LEASE_MARGIN_MS = 30_000;
+
+/**
+ * Every endpoint's secrets (a previous one in its overlap too) opened with `fromKey` and sealed again under
+ * `toKey`, all in one transaction. A secret that already opens with `toKey` is left as it is (a second run
+ * does nothing); one that opens with neither is a refusal and nothing is written.
+ */
+export async function resealSecrets(db: Db, fromKey: Buffer, toKey: Buffer) {
+  let current = 0;
+  const resealed = await resealEndpointSecrets(db, (row) => {
+    const reseal = (sealed: string) => {
+      if (opens(toKey, row.id, sealed)) return undefined;
+      if (!opens(fromKey, row.id, sealed))
+        throw new Refusal(
+          `WEBHOOK_SECRETS_OLD_KEY does not open the secret of webhook ${row.id}: not the key it was sealed with`,
+        );
+      return sealSecret(toKey, row.id, openSecret(fromKey, row.id, sealed));
+    };
+    const secret = reseal(row.secret);
+    const previousSecret = row.previousSecret === null ? undefined : reseal(row.previousSecret);
+    if (secret === undefined && previousSecret === undefined) {
+      current++;
+      return undefined;
+    }
+    return { secret: secret ?? row.secret, previousSecret: previousSecret ?? row.previousSecret };
+  });
+  return { resealed, current };
+}
+
+function opens(key: Buffer, endpointId: string, sealed: string): boolean {
+  try {
+    openSecret(key, endpointId, sealed);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Each brand's current position: an endpoint starts there, delivering what changes from now on. */

@@ -1,6 +1,6 @@
 import { kstTimestamp } from '../../db/kst';
 import type { BrandScope } from '../../db/queries/brands';
-import type { RecordedChange } from '../../db/queries/review-changes';
+import type { PositionedChange } from '../../db/queries/review-changes';
 import type { NewDelivery } from '../../db/queries/webhook-deliveries';
 import { sealFeedCursor } from '../../routers/reviews/feed-cursor';
 import type { WebhookEvent } from '../../routers/webhooks/events.schema';
@@ -28,7 +28,7 @@ function delivery(endpointId: string, brandId: number | null, reviewCode: string
 export function reviewEvents(
   endpoint: Endpoint,
   brand: BrandScope,
-  items: RecordedChange[],
+  items: PositionedChange[],
   cursorKey: Buffer,
   now: Date,
 ): NewDelivery[] {
