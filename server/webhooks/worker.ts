@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../db/client';
+import type { Db, Listen } from '../../db/client';
 import type { BrandScope } from '../../db/queries/brands';
 import {
   type ChangesPosition,
@@ -11,6 +11,7 @@ import {
   type ClaimedDelivery,
   claimDeliveries,
   dropMovedBrands,
+  nextDueAt,
   oldestPending,
   recordAttempt,
   recordEvents,
@@ -30,11 +31,14 @@ import { type AttemptOutcome, postDelivery } from './attempt';
 import { feedExpiredEvent, reviewEvents } from './events';
 import { signedHeaders } from './sign';
 import { checkTarget } from './target';
+import { WakeSchedule } from './wake';
 
 // Webhook delivery (D-28), a background worker of every instance. Each endpoint reads the review change
 // feed from its own stored position and turns what it reads into events; instances coordinate through
 // PostgreSQL alone: moving a position is a compare-and-set, and an event is held through a lease on its row
 // while it is attempted, outside any transaction. A slow receiver holds its own endpoint's loop only.
+// A pass runs when the database notifies a change (server/webhooks/wake.ts), when a retry comes due, and on
+// a slow poll that covers notices missed while the listen was down.
 
 /** The Standard Webhooks specification's schedule: attempt n waits RETRY_SCHEDULE_MS[n - 1] after the last. */
 export const RETRY_SCHEDULE_MS = [
@@ -57,8 +61,12 @@ export type WorkerOptions = {
   allowPrivateTargets: boolean;
   /** The clock deliveries are scheduled by; tests move it. Signatures always carry the real time. */
   now?: () => Date;
-  /** How often every endpoint is looked at. */
+  /** LISTEN on the database (listenerOf): a committed change starts a pass within `settleMs`. */
+  listen?: Listen;
+  /** How often every endpoint is looked at when nothing was notified: the fallback for missed notices. */
   pollMs?: number;
+  /** How long after a notice its pass starts: the commits of a burst share one pass. */
+  settleMs?: number;
   /** How long a claimed event is held: past it, another instance may attempt it again. */
   leaseMs?: number;
   /** A receiver's time per attempt. */
@@ -69,16 +77,19 @@ export type WorkerOptions = {
   owner?: string;
 };
 
-/** Pages of the change record one endpoint reads per brand per pass: the rest waits for the next pass. */
+/** Pages of the change record one endpoint reads per brand per pass: the rest is read by the next pass. */
 const PAGES_PER_PASS = 10;
 const PAGE = 100;
+/** A notice's pass waits this long for the rest of a burst. */
+const SETTLE_MS = 20;
+/** With notices, the poll only covers missed ones (and endpoints of a partner activated again). */
+const FALLBACK_POLL_MS = 15_000;
 
 export class WebhookWorker {
   private readonly running = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
   private readonly owner: string;
-  private timer: NodeJS.Timeout | undefined;
-  private pass: Promise<void> | undefined;
+  private schedule: WakeSchedule | undefined;
   private cursorKey: Buffer | undefined;
   private lagSeconds = 0;
   private disabled = 0;
@@ -96,22 +107,21 @@ export class WebhookWorker {
     return this.disabled;
   }
 
-  start(): void {
-    const arm = () => {
-      if (this.stopping.signal.aborted) return;
-      this.timer = setTimeout(() => {
-        this.pass = this.runOnce().finally(arm);
-      }, this.options.pollMs ?? 1_000);
-      this.timer.unref();
-    };
-    this.pass = this.runOnce().finally(arm);
+  /** Runs passes from now on; resolves once changes are listened for (see WakeSchedule.start). */
+  start(): Promise<void> {
+    this.schedule ??= new WakeSchedule(() => this.runOnce(), {
+      listen: this.options.listen,
+      settleMs: this.options.settleMs ?? SETTLE_MS,
+      pollMs: this.options.pollMs ?? (this.options.listen ? FALLBACK_POLL_MS : 1_000),
+      log: this.options.log,
+    });
+    return this.schedule.start();
   }
 
   /** Stops claiming, cuts attempts under way short and gives their events back; resolves once all ended. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    clearTimeout(this.timer);
-    await this.pass;
+    await this.schedule?.stop();
     await Promise.all(this.running.values());
   }
 
@@ -135,6 +145,10 @@ export class WebhookWorker {
       }
       await Promise.all(started);
       await this.measureLag(new Set(active.map((row) => row.endpoint.id)));
+      const due = await nextDueAt(db);
+      // At least a second between passes for retries: an event due now that this pass could not claim
+      // (another instance's lease, say) must not spin the loop.
+      if (due) this.schedule?.within(Math.max(1_000, due.getTime() - this.now().getTime()));
     } catch (error) {
       log.error({ error }, 'webhook delivery pass failed');
     }
@@ -173,9 +187,14 @@ export class WebhookWorker {
     const stored = await positionsOf(db, endpoint.id);
     for (const brand of await brandsOfEndpoint(db, endpoint)) {
       let from = stored.get(brand.id);
-      for (let page = 0; page < PAGES_PER_PASS && !this.stopping.signal.aborted; page++) {
+      for (let page = 0; !this.stopping.signal.aborted; page++) {
         const moved = await this.readPage(endpoint, brand, from);
         if (!moved) break;
+        if (page + 1 === PAGES_PER_PASS) {
+          // More is recorded than a pass reads: the next pass follows this one at once.
+          this.schedule?.wake();
+          break;
+        }
         from = moved;
       }
     }
