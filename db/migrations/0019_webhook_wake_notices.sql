@@ -1,11 +1,12 @@
 -- Webhook delivery (D-28) wakes on a change instead of polling for it: every statement that adds to the
 -- review change record, writes webhook endpoints or events (the operator's enable, replay and test), or
 -- writes partners or brands (a partner activated, a brand added) notifies the channel webhook_wake at its
--- commit, naming the table. Statement triggers without transition
--- tables: PostgreSQL folds a transaction's identical notices into one, so a bulk write wakes the worker once.
+-- commit, naming its transaction: the feed reads a change only once every older transaction ended, and the
+-- worker reads again until it has. Statement triggers without transition tables: PostgreSQL folds a
+-- transaction's identical notices into one, so a bulk write wakes the worker once.
 CREATE FUNCTION webhook_wake() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify('webhook_wake', TG_TABLE_NAME);
+  PERFORM pg_notify('webhook_wake', pg_current_xact_id()::text);
   RETURN NULL;
 END $$;
 --> statement-breakpoint

@@ -30,6 +30,8 @@ export class WakeSchedule {
 
   constructor(
     private readonly pass: () => Promise<void>,
+    /** A notice's payload, before its pass is asked for. */
+    private readonly notified: (payload: string) => void,
     private readonly options: WakeOptions,
   ) {}
 
@@ -45,6 +47,7 @@ export class WakeSchedule {
 
   /** A change was notified: a pass soon, or right after the one under way. */
   wake(): void {
+    if (this.stopped) return;
     if (this.running) this.again = true;
     else this.within(this.options.settleMs);
   }
@@ -102,7 +105,10 @@ export class WakeSchedule {
     // Listening (again, after a reconnect): notices may have been missed meanwhile, so a pass.
     const listening = listen(
       WAKE_CHANNEL,
-      () => this.wake(),
+      (payload) => {
+        this.notified(payload);
+        this.wake();
+      },
       () => this.wake(),
     );
     this.listening = listening;

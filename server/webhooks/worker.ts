@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate as yieldToCalls } from 'node:timers/promises';
 import type { Db, Listen } from '../../db/client';
 import type { BrandScope } from '../../db/queries/brands';
 import {
   type ChangesPosition,
   currentChangesPosition,
+  feedHorizon,
   loadFeedCursorKey,
   readRecordedChanges,
 } from '../../db/queries/review-changes';
@@ -82,6 +84,8 @@ const PAGES_PER_PASS = 10;
 const PAGE = 100;
 /** A notice's pass waits this long for the rest of a burst. */
 const SETTLE_MS = 20;
+/** The first look again at a notified change the feed's horizon still held back. */
+const HELD_BACK_MS = 25;
 /** With notices, the poll only covers missed ones (and endpoints of a partner activated again). */
 const FALLBACK_POLL_MS = 15_000;
 
@@ -90,6 +94,11 @@ export class WebhookWorker {
   private readonly stopping = new AbortController();
   private readonly owner: string;
   private schedule: WakeSchedule | undefined;
+  /** The latest transaction notified, and the latest known to be below the feed's horizon (read). */
+  private notifiedXid = 0;
+  private seenXid = 0;
+  /** How long until the next look while notified changes are held back by an older open transaction. */
+  private heldBackMs = 0;
   private cursorKey: Buffer | undefined;
   private lagSeconds = 0;
   private disabled = 0;
@@ -109,12 +118,19 @@ export class WebhookWorker {
 
   /** Runs passes from now on; resolves once changes are listened for (see WakeSchedule.start). */
   start(): Promise<void> {
-    this.schedule ??= new WakeSchedule(() => this.runOnce(), {
-      listen: this.options.listen,
-      settleMs: this.options.settleMs ?? SETTLE_MS,
-      pollMs: this.options.pollMs ?? (this.options.listen ? FALLBACK_POLL_MS : 1_000),
-      log: this.options.log,
-    });
+    this.schedule ??= new WakeSchedule(
+      () => this.runOnce(),
+      (payload) => {
+        const xid = Number(payload);
+        if (Number.isSafeInteger(xid)) this.notifiedXid = Math.max(this.notifiedXid, xid);
+      },
+      {
+        listen: this.options.listen,
+        settleMs: this.options.settleMs ?? SETTLE_MS,
+        pollMs: this.options.pollMs ?? (this.options.listen ? FALLBACK_POLL_MS : 1_000),
+        log: this.options.log,
+      },
+    );
     return this.schedule.start();
   }
 
@@ -129,6 +145,9 @@ export class WebhookWorker {
   async runOnce(): Promise<void> {
     const { db, log } = this.options;
     try {
+      // The feed shows a notified change only once every older transaction ended (its horizon).
+      const awaited = this.notifiedXid;
+      const horizon = awaited > this.seenXid ? await feedHorizon(db) : Number.POSITIVE_INFINITY;
       this.cursorKey ??= await loadFeedCursorKey(db);
       await dropMovedBrands(db);
       const rows = await listEndpoints(db);
@@ -145,6 +164,17 @@ export class WebhookWorker {
       }
       await Promise.all(started);
       await this.measureLag(new Set(active.map((row) => row.endpoint.id)));
+      if (horizon > awaited) {
+        this.seenXid = awaited;
+        this.heldBackMs = 0;
+      } else {
+        // Read again shortly, less often while the older transaction stays open.
+        this.heldBackMs = Math.min(
+          this.options.pollMs ?? FALLBACK_POLL_MS,
+          Math.max(HELD_BACK_MS, this.heldBackMs * 2),
+        );
+        this.schedule?.within(this.heldBackMs);
+      }
       const due = await nextDueAt(db);
       // At least a second between passes for retries: an event due now that this pass could not claim
       // (another instance's lease, say) must not spin the loop.
@@ -173,7 +203,11 @@ export class WebhookWorker {
           limit: this.options.concurrency ?? 8,
         });
         if (claimed.length === 0) return;
-        const outcomes = await Promise.all(claimed.map((delivery) => this.attempt(endpoint, delivery)));
+        // The secrets are opened once a batch, not once an attempt.
+        const secrets = this.secretsOf(endpoint);
+        const outcomes = await Promise.all(claimed.map((delivery) => this.attempt(endpoint, delivery, secrets)));
+        // Calls waiting on the event loop go before the next batch.
+        await yieldToCalls();
         if (outcomes.includes('disabled')) return;
       }
     } catch (error) {
@@ -190,6 +224,7 @@ export class WebhookWorker {
       for (let page = 0; !this.stopping.signal.aborted; page++) {
         const moved = await this.readPage(endpoint, brand, from);
         if (!moved) break;
+        await yieldToCalls();
         if (page + 1 === PAGES_PER_PASS) {
           // More is recorded than a pass reads: the next pass follows this one at once.
           this.schedule?.wake();
@@ -233,10 +268,14 @@ export class WebhookWorker {
     return recorded && page.hasNext ? page.next : undefined;
   }
 
-  private async attempt(endpoint: WebhookEndpoint, delivery: ClaimedDelivery): Promise<'done' | 'disabled'> {
+  private async attempt(
+    endpoint: WebhookEndpoint,
+    delivery: ClaimedDelivery,
+    secrets: string[],
+  ): Promise<'done' | 'disabled'> {
     const { db, log } = this.options;
     const attempt = delivery.attempts + 1;
-    const outcome = await this.send(endpoint, delivery);
+    const outcome = await this.send(endpoint, delivery, secrets);
     if (this.stopping.signal.aborted && outcome.error !== null) {
       // Cut short by the drain: the event goes back, to be sent again (same webhook-id) by whoever is running.
       await releaseDeliveries(db, this.owner, [delivery.id]);
@@ -264,9 +303,18 @@ export class WebhookWorker {
     return 'disabled';
   }
 
+  /** The secrets that sign the endpoint's attempts now: both during a rotation's overlap. */
+  private secretsOf(endpoint: WebhookEndpoint): string[] {
+    const { secretsKey } = this.options;
+    const secrets = [openSecret(secretsKey, endpoint.id, endpoint.secret)];
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > this.now())
+      secrets.push(openSecret(secretsKey, endpoint.id, endpoint.previousSecret));
+    return secrets;
+  }
+
   /** One signed POST, or the refusal of its target; never throws. */
-  private async send(endpoint: WebhookEndpoint, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
-    const { secretsKey, allowPrivateTargets } = this.options;
+  private async send(endpoint: WebhookEndpoint, delivery: ClaimedDelivery, secrets: string[]): Promise<AttemptOutcome> {
+    const { allowPrivateTargets } = this.options;
     const started = performance.now();
     const checked = await checkTarget(endpoint.url, allowPrivateTargets);
     if ('refused' in checked)
@@ -276,9 +324,6 @@ export class WebhookWorker {
         durationMs: Math.round(performance.now() - started),
         retryAfterMs: undefined,
       };
-    const secrets = [openSecret(secretsKey, endpoint.id, endpoint.secret)];
-    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > this.now())
-      secrets.push(openSecret(secretsKey, endpoint.id, endpoint.previousSecret));
     const headers = signedHeaders(delivery.id, delivery.body, secrets, new Date());
     return postDelivery(checked.target, headers, delivery.body, {
       timeoutMs: this.options.timeoutMs ?? 15_000,
