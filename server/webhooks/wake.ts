@@ -72,11 +72,6 @@ export class WakeSchedule {
     await Promise.all([this.running, listening?.then((listen) => listen.unlisten()).catch(() => undefined)]);
   }
 
-  /** The pass under way, if any. */
-  current(): Promise<void> | undefined {
-    return this.running;
-  }
-
   private fire() {
     this.timer = undefined;
     this.firesAt = Number.POSITIVE_INFINITY;
