@@ -86,6 +86,7 @@ const PAGE = 100;
 const SETTLE_MS = 20;
 /** The first look again at a notified change the feed's horizon still held back. */
 const HELD_BACK_MS = 25;
+const HELD_BACK_MAX_MS = 1_000;
 /** With notices, the poll only covers missed ones (and endpoints of a partner activated again). */
 const FALLBACK_POLL_MS = 15_000;
 
@@ -168,11 +169,9 @@ export class WebhookWorker {
         this.seenXid = awaited;
         this.heldBackMs = 0;
       } else {
-        // Read again shortly, less often while the older transaction stays open.
-        this.heldBackMs = Math.min(
-          this.options.pollMs ?? FALLBACK_POLL_MS,
-          Math.max(HELD_BACK_MS, this.heldBackMs * 2),
-        );
+        // Read again shortly, less often while the older transaction stays open (any database's on the
+        // server holds the horizon), but never waiting as long as the poll.
+        this.heldBackMs = Math.min(HELD_BACK_MAX_MS, Math.max(HELD_BACK_MS, this.heldBackMs * 2));
         this.schedule?.within(this.heldBackMs);
       }
       const due = await nextDueAt(db);
