@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { openDatabase } from '../db/client';
+import { listenerOf, openDatabase } from '../db/client';
 import { failureLines } from '../db/failure';
 import { Replicas } from '../db/replicas';
 import { scheduleDailyAggregate } from './aggregate-schedule';
@@ -91,13 +91,14 @@ async function main() {
   const webhooks = secretsKey
     ? new WebhookWorker({
         db: services.control,
+        listen: listenerOf(database.db),
         log,
         secretsKey,
         allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS || demo !== undefined,
         leaseMs: config.WEBHOOK_LEASE_MS,
       })
     : undefined;
-  if (webhooks) webhooks.start();
+  if (webhooks) void webhooks.start();
   else log.info('webhooks off: WEBHOOK_SECRETS_KEY is not set');
   // The key and brand cache listens for changes before the first call (D-14); what it does not hold yet, a
   // call reads by itself, so a restart locks no one out.

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type DatabaseHandle, openDatabase } from '../db/client';
+import { type DatabaseHandle, listenerOf, openDatabase } from '../db/client';
 import { kstDayStart } from '../db/kst';
 import { claimDeliveries } from '../db/queries/webhook-deliveries';
 import { positionsOf } from '../db/queries/webhooks';
@@ -498,6 +498,29 @@ describe('safe by default', () => {
       [fixture.secret, rotated.secret],
       [rotated.secret],
     ]);
+  });
+});
+
+describe('waking on a change', () => {
+  it('a committed change is delivered at once, with the poll an hour away', async () => {
+    const fixture = await newEndpoint();
+    // Nothing else is pending, so no retry coming due can start a pass: only the notice can.
+    await database.db
+      .update(webhookEndpoints)
+      .set({ status: 'DISABLED' })
+      .where(ne(webhookEndpoints.id, fixture.webhookId));
+    const first = await writeReview(fixture);
+    const running = worker({ listen: listenerOf(database.db), pollMs: 3_600_000 });
+    try {
+      await running.start();
+      // The start's own pass delivers what was there; what is written after it needs the notice.
+      await receiver.waitForRequests(1);
+      const second = await writeReview(fixture);
+      await receiver.waitForRequests(2);
+      expect(receiver.received.map((item) => item.event.data.review_id)).toEqual([first, second]);
+    } finally {
+      await running.stop();
+    }
   });
 });
 

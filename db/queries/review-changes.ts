@@ -44,6 +44,12 @@ export type FeedRefusal = 'expired' | 'behind';
 /** The oldest transaction the server read still has in flight, as seen by the statement that reads it. */
 const horizon = sql<string>`pg_snapshot_xmin(pg_current_snapshot())::text`;
 
+/** The server's horizon now: the feed reads the changes of transactions below it (a transaction id). */
+export async function feedHorizon(db: Db): Promise<number> {
+  const [row] = await db.select({ horizon }).from(sql`(SELECT 1) AS one`);
+  return Number(row?.horizon ?? 0);
+}
+
 /** The brand a feed statement reads, bound at each call. */
 const brandId = sql.placeholder('brand');
 

@@ -1,7 +1,7 @@
 import { and, asc, eq, exists, inArray, isNotNull, isNull, lt, lte, min, notExists, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
-import { brands, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
+import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
 import type { ChangesPosition } from './review-changes';
 import { movePosition } from './webhooks';
 
@@ -181,6 +181,44 @@ export function oldestPending(db: Db) {
     .from(webhookDeliveries)
     .where(eq(webhookDeliveries.status, 'PENDING'))
     .groupBy(webhookDeliveries.endpointId);
+}
+
+/**
+ * When the next event of an active endpoint comes due (a retry's time, or a lease that runs out), among
+ * those no earlier event of their review holds back; undefined when none is pending.
+ */
+export async function nextDueAt(db: Db): Promise<Date | undefined> {
+  const d = webhookDeliveries;
+  const earlier = alias(webhookDeliveries, 'earlier');
+  const [row] = await db
+    .select({
+      at: sql<Date | null>`min(greatest(${d.nextAttemptAt}, coalesce(${d.leaseUntil}, ${d.nextAttemptAt})))`.mapWith(
+        d.nextAttemptAt,
+      ),
+    })
+    .from(d)
+    .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, d.endpointId), eq(webhookEndpoints.status, 'ACTIVE')))
+    .innerJoin(partners, and(eq(partners.id, webhookEndpoints.partnerId), eq(partners.isActive, true)))
+    .where(
+      and(
+        eq(d.status, 'PENDING'),
+        notExists(
+          db
+            .select({ one: sql`1` })
+            .from(earlier)
+            .where(
+              and(
+                eq(earlier.endpointId, d.endpointId),
+                eq(earlier.status, 'PENDING'),
+                eq(earlier.reviewCode, d.reviewCode),
+                eq(earlier.brandId, d.brandId),
+                lt(earlier.seq, d.seq),
+              ),
+            ),
+        ),
+      ),
+    );
+  return row?.at ?? undefined;
 }
 
 /** Removes attempts older than `before`, and events delivered before it (the daily job, D-28). */

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../db/client';
+import { setImmediate as yieldToCalls } from 'node:timers/promises';
+import type { Db, Listen } from '../../db/client';
 import type { BrandScope } from '../../db/queries/brands';
 import {
   type ChangesPosition,
   currentChangesPosition,
+  feedHorizon,
   loadFeedCursorKey,
   readRecordedChanges,
 } from '../../db/queries/review-changes';
@@ -11,6 +13,7 @@ import {
   type ClaimedDelivery,
   claimDeliveries,
   dropMovedBrands,
+  nextDueAt,
   oldestPending,
   recordAttempt,
   recordEvents,
@@ -30,11 +33,14 @@ import { type AttemptOutcome, postDelivery } from './attempt';
 import { feedExpiredEvent, reviewEvents } from './events';
 import { signedHeaders } from './sign';
 import { checkTarget } from './target';
+import { WakeSchedule } from './wake';
 
 // Webhook delivery (D-28), a background worker of every instance. Each endpoint reads the review change
 // feed from its own stored position and turns what it reads into events; instances coordinate through
 // PostgreSQL alone: moving a position is a compare-and-set, and an event is held through a lease on its row
 // while it is attempted, outside any transaction. A slow receiver holds its own endpoint's loop only.
+// A pass runs when the database notifies a change (server/webhooks/wake.ts), when a retry comes due, and on
+// a slow poll that covers notices missed while the listen was down.
 
 /** The Standard Webhooks specification's schedule: attempt n waits RETRY_SCHEDULE_MS[n - 1] after the last. */
 export const RETRY_SCHEDULE_MS = [
@@ -57,8 +63,12 @@ export type WorkerOptions = {
   allowPrivateTargets: boolean;
   /** The clock deliveries are scheduled by; tests move it. Signatures always carry the real time. */
   now?: () => Date;
-  /** How often every endpoint is looked at. */
+  /** LISTEN on the database (listenerOf): a committed change starts a pass within `settleMs`. */
+  listen?: Listen;
+  /** How often every endpoint is looked at when nothing was notified: the fallback for missed notices. */
   pollMs?: number;
+  /** How long after a notice its pass starts: the commits of a burst share one pass. */
+  settleMs?: number;
   /** How long a claimed event is held: past it, another instance may attempt it again. */
   leaseMs?: number;
   /** A receiver's time per attempt. */
@@ -69,16 +79,27 @@ export type WorkerOptions = {
   owner?: string;
 };
 
-/** Pages of the change record one endpoint reads per brand per pass: the rest waits for the next pass. */
+/** Pages of the change record one endpoint reads per brand per pass: the rest is read by the next pass. */
 const PAGES_PER_PASS = 10;
 const PAGE = 100;
+/** A notice's pass waits this long for the rest of a burst. */
+const SETTLE_MS = 20;
+/** The first look again at a notified change the feed's horizon still held back. */
+const HELD_BACK_MS = 25;
+const HELD_BACK_MAX_MS = 1_000;
+/** With notices, the poll only covers missed ones (and endpoints of a partner activated again). */
+const FALLBACK_POLL_MS = 15_000;
 
 export class WebhookWorker {
   private readonly running = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
   private readonly owner: string;
-  private timer: NodeJS.Timeout | undefined;
-  private pass: Promise<void> | undefined;
+  private schedule: WakeSchedule | undefined;
+  /** The latest transaction notified, and the latest known to be below the feed's horizon (read). */
+  private notifiedXid = 0;
+  private seenXid = 0;
+  /** How long until the next look while notified changes are held back by an older open transaction. */
+  private heldBackMs = 0;
   private cursorKey: Buffer | undefined;
   private lagSeconds = 0;
   private disabled = 0;
@@ -96,22 +117,28 @@ export class WebhookWorker {
     return this.disabled;
   }
 
-  start(): void {
-    const arm = () => {
-      if (this.stopping.signal.aborted) return;
-      this.timer = setTimeout(() => {
-        this.pass = this.runOnce().finally(arm);
-      }, this.options.pollMs ?? 1_000);
-      this.timer.unref();
-    };
-    this.pass = this.runOnce().finally(arm);
+  /** Runs passes from now on; resolves once changes are listened for (see WakeSchedule.start). */
+  start(): Promise<void> {
+    this.schedule ??= new WakeSchedule(
+      () => this.runOnce(),
+      (payload) => {
+        const xid = Number(payload);
+        if (Number.isSafeInteger(xid)) this.notifiedXid = Math.max(this.notifiedXid, xid);
+      },
+      {
+        listen: this.options.listen,
+        settleMs: this.options.settleMs ?? SETTLE_MS,
+        pollMs: this.options.pollMs ?? (this.options.listen ? FALLBACK_POLL_MS : 1_000),
+        log: this.options.log,
+      },
+    );
+    return this.schedule.start();
   }
 
   /** Stops claiming, cuts attempts under way short and gives their events back; resolves once all ended. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    clearTimeout(this.timer);
-    await this.pass;
+    await this.schedule?.stop();
     await Promise.all(this.running.values());
   }
 
@@ -119,6 +146,9 @@ export class WebhookWorker {
   async runOnce(): Promise<void> {
     const { db, log } = this.options;
     try {
+      // The feed shows a notified change only once every older transaction ended (its horizon).
+      const awaited = this.notifiedXid;
+      const horizon = awaited > this.seenXid ? await feedHorizon(db) : Number.POSITIVE_INFINITY;
       this.cursorKey ??= await loadFeedCursorKey(db);
       await dropMovedBrands(db);
       const rows = await listEndpoints(db);
@@ -135,6 +165,19 @@ export class WebhookWorker {
       }
       await Promise.all(started);
       await this.measureLag(new Set(active.map((row) => row.endpoint.id)));
+      if (horizon > awaited) {
+        this.seenXid = awaited;
+        this.heldBackMs = 0;
+      } else {
+        // Read again shortly, less often while the older transaction stays open (any database's on the
+        // server holds the horizon), but never waiting as long as the poll.
+        this.heldBackMs = Math.min(HELD_BACK_MAX_MS, Math.max(HELD_BACK_MS, this.heldBackMs * 2));
+        this.schedule?.within(this.heldBackMs);
+      }
+      const due = await nextDueAt(db);
+      // At least a second between passes for retries: an event due now that this pass could not claim
+      // (another instance's lease, say) must not spin the loop.
+      if (due) this.schedule?.within(Math.max(1_000, due.getTime() - this.now().getTime()));
     } catch (error) {
       log.error({ error }, 'webhook delivery pass failed');
     }
@@ -159,7 +202,11 @@ export class WebhookWorker {
           limit: this.options.concurrency ?? 8,
         });
         if (claimed.length === 0) return;
-        const outcomes = await Promise.all(claimed.map((delivery) => this.attempt(endpoint, delivery)));
+        // The secrets are opened once a batch, not once an attempt.
+        const secrets = this.secretsOf(endpoint);
+        const outcomes = await Promise.all(claimed.map((delivery) => this.attempt(endpoint, delivery, secrets)));
+        // Calls waiting on the event loop go before the next batch.
+        await yieldToCalls();
         if (outcomes.includes('disabled')) return;
       }
     } catch (error) {
@@ -173,9 +220,15 @@ export class WebhookWorker {
     const stored = await positionsOf(db, endpoint.id);
     for (const brand of await brandsOfEndpoint(db, endpoint)) {
       let from = stored.get(brand.id);
-      for (let page = 0; page < PAGES_PER_PASS && !this.stopping.signal.aborted; page++) {
+      for (let page = 0; !this.stopping.signal.aborted; page++) {
         const moved = await this.readPage(endpoint, brand, from);
         if (!moved) break;
+        await yieldToCalls();
+        if (page + 1 === PAGES_PER_PASS) {
+          // More is recorded than a pass reads: the next pass follows this one at once.
+          this.schedule?.wake();
+          break;
+        }
         from = moved;
       }
     }
@@ -214,10 +267,14 @@ export class WebhookWorker {
     return recorded && page.hasNext ? page.next : undefined;
   }
 
-  private async attempt(endpoint: WebhookEndpoint, delivery: ClaimedDelivery): Promise<'done' | 'disabled'> {
+  private async attempt(
+    endpoint: WebhookEndpoint,
+    delivery: ClaimedDelivery,
+    secrets: string[],
+  ): Promise<'done' | 'disabled'> {
     const { db, log } = this.options;
     const attempt = delivery.attempts + 1;
-    const outcome = await this.send(endpoint, delivery);
+    const outcome = await this.send(endpoint, delivery, secrets);
     if (this.stopping.signal.aborted && outcome.error !== null) {
       // Cut short by the drain: the event goes back, to be sent again (same webhook-id) by whoever is running.
       await releaseDeliveries(db, this.owner, [delivery.id]);
@@ -245,9 +302,18 @@ export class WebhookWorker {
     return 'disabled';
   }
 
+  /** The secrets that sign the endpoint's attempts now: both during a rotation's overlap. */
+  private secretsOf(endpoint: WebhookEndpoint): string[] {
+    const { secretsKey } = this.options;
+    const secrets = [openSecret(secretsKey, endpoint.id, endpoint.secret)];
+    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > this.now())
+      secrets.push(openSecret(secretsKey, endpoint.id, endpoint.previousSecret));
+    return secrets;
+  }
+
   /** One signed POST, or the refusal of its target; never throws. */
-  private async send(endpoint: WebhookEndpoint, delivery: ClaimedDelivery): Promise<AttemptOutcome> {
-    const { secretsKey, allowPrivateTargets } = this.options;
+  private async send(endpoint: WebhookEndpoint, delivery: ClaimedDelivery, secrets: string[]): Promise<AttemptOutcome> {
+    const { allowPrivateTargets } = this.options;
     const started = performance.now();
     const checked = await checkTarget(endpoint.url, allowPrivateTargets);
     if ('refused' in checked)
@@ -257,9 +323,6 @@ export class WebhookWorker {
         durationMs: Math.round(performance.now() - started),
         retryAfterMs: undefined,
       };
-    const secrets = [openSecret(secretsKey, endpoint.id, endpoint.secret)];
-    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > this.now())
-      secrets.push(openSecret(secretsKey, endpoint.id, endpoint.previousSecret));
     const headers = signedHeaders(delivery.id, delivery.body, secrets, new Date());
     return postDelivery(checked.target, headers, delivery.body, {
       timeoutMs: this.options.timeoutMs ?? 15_000,
