@@ -27,7 +27,7 @@ import {
 } from '../../db/queries/webhooks';
 import { newSigningSecret, openSecret, sealSecret, secretsInUse } from '../../db/webhook-secrets';
 import { openFeedCursor } from '../../routers/reviews/feed-cursor';
-import { type AttemptOutcome, postDelivery } from './attempt';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, postDelivery } from './attempt';
 import { feedExpiredEvent, reviewEvents, testEvent } from './events';
 import { newOpaqueId } from './ids';
 import { signedHeaders } from './sign';
@@ -226,9 +226,6 @@ export async function attemptTest(
   );
   return { id: event.id, outcome };
 }
-
-/** A receiver's time per attempt (D-28), the workers' default too. */
-export const ATTEMPT_TIMEOUT_MS = 15_000;
 
 /** How long past the attempt's own bound the test's claim lasts: recording it takes a moment. */
 const LEASE_MARGIN_MS = 30_000;

@@ -19,6 +19,9 @@ export type AttemptOutcome = {
   retryAfterMs: number | undefined;
 };
 
+/** A receiver's time per attempt (D-28). */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+
 export async function postDelivery(
   target: Target,
   headers: Record<string, string>,

@@ -26,10 +26,10 @@ import {
   setEndpointStatus,
   type WebhookEndpoint,
 } from '../../db/queries/webhooks';
-import { openSecret } from '../../db/webhook-secrets';
+import { secretsInUse } from '../../db/webhook-secrets';
 import type { Logger } from '../logger';
 import { metrics } from '../trpc/metrics';
-import { type AttemptOutcome, postDelivery } from './attempt';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, postDelivery } from './attempt';
 import { feedExpiredEvent, reviewEvents } from './events';
 import { signedHeaders } from './sign';
 import { checkTarget } from './target';
@@ -132,6 +132,8 @@ export class WebhookWorker {
         log: this.options.log,
       },
     );
+    // The name on this instance's leases: an operator reading webhook_deliveries can tell whose a lease is.
+    this.options.log.info({ owner: this.owner }, 'webhook delivery started');
     return this.schedule.start();
   }
 
@@ -304,11 +306,7 @@ export class WebhookWorker {
 
   /** The secrets that sign the endpoint's attempts now: both during a rotation's overlap. */
   private secretsOf(endpoint: WebhookEndpoint): string[] {
-    const { secretsKey } = this.options;
-    const secrets = [openSecret(secretsKey, endpoint.id, endpoint.secret)];
-    if (endpoint.previousSecret && endpoint.previousSecretUntil && endpoint.previousSecretUntil > this.now())
-      secrets.push(openSecret(secretsKey, endpoint.id, endpoint.previousSecret));
-    return secrets;
+    return secretsInUse(this.options.secretsKey, endpoint, this.now());
   }
 
   /** One signed POST, or the refusal of its target; never throws. */
@@ -325,7 +323,7 @@ export class WebhookWorker {
       };
     const headers = signedHeaders(delivery.id, delivery.body, secrets, new Date());
     return postDelivery(checked.target, headers, delivery.body, {
-      timeoutMs: this.options.timeoutMs ?? 15_000,
+      timeoutMs: this.options.timeoutMs ?? ATTEMPT_TIMEOUT_MS,
       signal: this.stopping.signal,
     });
   }
