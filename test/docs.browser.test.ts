@@ -95,7 +95,11 @@ describe.skipIf(!installed)(`/docs in Chromium (skipped when ${CHROMIUM} is abse
   // WCAG 2 contrast of every visible pre and code element against the background it is painted on. The
   // version badges of Swagger UI's header are its own design (white on a coloured pill) and checked above.
   for (const at of ['/docs', '/docs/sdk', '/docs/reference']) {
-    it(`shows every code block of ${at} readable: a contrast of 4.5 or more, no console error`, async () => {
+    // Drawing every operation of the reference, one click at a time, is this test's own work (about 20 s
+    // alone on a 2-core machine): its bound is that work's, not the suite's default for a call.
+    it(`shows every code block of ${at} readable: a contrast of 4.5 or more, no console error`, {
+      timeout: 120_000,
+    }, async () => {
       const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
       const errors: string[] = [];
       page.on('console', (message) => {

@@ -67,7 +67,7 @@ describe('patches of installed packages', () => {
 
 // Node's ES loader (24 and 26 alike) parses a package's whole `exports` map for every module file it loads,
 // to read the package's `type`. drizzle-orm lists each of its 447 paths (179 KB), which cost about a second
-// and 180 MB at every start; patches/drizzle-orm+*.patch states the same paths as its 63 folders and one
+// and 180 MB at every start; the drizzle-orm patch in patches/ states the same paths as its 63 folders and one
 // pattern. Remove the patch when a Node release reads only `type` there (importing drizzle-orm/pg-core with
 // the published package.json then takes well under 100 ms).
 describe('drizzle-orm exports, restated compactly', () => {
