@@ -54,6 +54,27 @@ export type ClaimedDelivery = Pick<
 >;
 
 /**
+ * An earlier pending event of the same review to the same endpoint, for the outer query's row: while one
+ * exists, the row waits (D-28: two events of one review are never in flight to one endpoint at once).
+ */
+function earlierPendingOfReview(db: Db) {
+  const d = webhookDeliveries;
+  const earlier = alias(webhookDeliveries, 'earlier');
+  return db
+    .select({ one: sql`1` })
+    .from(earlier)
+    .where(
+      and(
+        eq(earlier.endpointId, d.endpointId),
+        eq(earlier.status, 'PENDING'),
+        eq(earlier.reviewCode, d.reviewCode),
+        eq(earlier.brandId, d.brandId),
+        lt(earlier.seq, d.seq),
+      ),
+    );
+}
+
+/**
  * Claims up to `limit` due events of the endpoint for `owner` until `until`, in one short statement: an
  * event is due when its time has come, no live lease holds it, and no earlier event of the same review is
  * still pending (so two events of one review are never in flight at once, and arrive in order). Events of
@@ -65,19 +86,7 @@ export async function claimDeliveries(
   claim: { endpointId: string; partnerId: number; owner: string; now: Date; until: Date; limit: number },
 ): Promise<ClaimedDelivery[]> {
   const c = webhookDeliveries;
-  const earlier = alias(webhookDeliveries, 'earlier');
-  const earlierOfReview = db
-    .select({ one: sql`1` })
-    .from(earlier)
-    .where(
-      and(
-        eq(earlier.endpointId, c.endpointId),
-        eq(earlier.status, 'PENDING'),
-        eq(earlier.reviewCode, c.reviewCode),
-        eq(earlier.brandId, c.brandId),
-        lt(earlier.seq, c.seq),
-      ),
-    );
+  const earlierOfReview = earlierPendingOfReview(db);
   const brandOfPartner = db
     .select({ one: sql`1` })
     .from(brands)
@@ -189,7 +198,6 @@ export function oldestPending(db: Db) {
  */
 export async function nextDueAt(db: Db): Promise<Date | undefined> {
   const d = webhookDeliveries;
-  const earlier = alias(webhookDeliveries, 'earlier');
   const [row] = await db
     .select({
       at: sql<Date | null>`min(greatest(${d.nextAttemptAt}, coalesce(${d.leaseUntil}, ${d.nextAttemptAt})))`.mapWith(
@@ -199,25 +207,7 @@ export async function nextDueAt(db: Db): Promise<Date | undefined> {
     .from(d)
     .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, d.endpointId), eq(webhookEndpoints.status, 'ACTIVE')))
     .innerJoin(partners, and(eq(partners.id, webhookEndpoints.partnerId), eq(partners.isActive, true)))
-    .where(
-      and(
-        eq(d.status, 'PENDING'),
-        notExists(
-          db
-            .select({ one: sql`1` })
-            .from(earlier)
-            .where(
-              and(
-                eq(earlier.endpointId, d.endpointId),
-                eq(earlier.status, 'PENDING'),
-                eq(earlier.reviewCode, d.reviewCode),
-                eq(earlier.brandId, d.brandId),
-                lt(earlier.seq, d.seq),
-              ),
-            ),
-        ),
-      ),
-    );
+    .where(and(eq(d.status, 'PENDING'), notExists(earlierPendingOfReview(db))));
   return row?.at ?? undefined;
 }
 
