@@ -38,6 +38,7 @@ import { checkTarget, type Target } from '../server/webhooks/target';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { type BrandFixture, createBrandWithReviews } from './support/factories';
 import { testServices } from './support/services';
+import { addTestEndpoint } from './support/webhook-delivery';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 // The operator's `webhooks` command (D-28): endpoints are added, listed, disabled, enabled, rotated,
@@ -78,10 +79,8 @@ const add = (request: Partial<Parameters<typeof addEndpoint>[2]> = {}) =>
   addEndpoint(database.db, KEY, { partner: 'Demo Foods', target, brandCodes: [], criticalOnly: false, ...request });
 
 /** An endpoint of the fixture's brand delivering to `url` (a loopback address: allowed in tests). */
-async function addAt(url: string, db = database.db, key = KEY) {
-  const checked = await checkTarget(url, true);
-  if (!('target' in checked)) throw new Error('loopback with the allowance');
-  return addEndpoint(db, key, { partner: 'Demo Foods', target: checked.target, brandCodes: [], criticalOnly: false });
+function addAt(url: string, db = database.db, key = KEY) {
+  return addTestEndpoint(db, key, url);
 }
 
 async function deliveryOf(id: string) {

@@ -13,13 +13,13 @@ import { openFeedCursor } from '../routers/reviews/feed-cursor';
 import { silentLogger } from '../server/logger';
 import { createRequestContext } from '../server/trpc/context';
 import type { Services } from '../server/trpc/services';
-import { addEndpoint, enableEndpoint, endpointNamed, queueTest, rotateSecret } from '../server/webhooks/admin';
-import { checkTarget } from '../server/webhooks/target';
+import { enableEndpoint, endpointNamed, queueTest, rotateSecret } from '../server/webhooks/admin';
 import { RETRY_SCHEDULE_MS, WebhookWorker } from '../server/webhooks/worker';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { type BrandFixture, createBrandWithReviews } from './support/factories';
 import { testServices } from './support/services';
-import { type Received, WebhookReceiver } from './support/webhook-receiver';
+import { addTestEndpoint } from './support/webhook-delivery';
+import { applied, type Review, WebhookReceiver } from './support/webhook-receiver';
 
 // Webhook delivery (D-28) against a real receiver verifying every signature: at least once, in order per
 // review, retried on the specification's schedule, leases rather than transactions across an attempt.
@@ -79,11 +79,7 @@ type Fixture = BrandFixture & { webhookId: string; secret: string; shopId: numbe
 
 async function newEndpoint(request: { criticalOnly?: boolean; url?: string } = {}): Promise<Fixture> {
   const brand = await createBrandWithReviews(database.db, { critical: [1, 2], platforms: ['BAEMIN'], reviews: [] });
-  const checked = await checkTarget(request.url ?? url, true);
-  if (!('target' in checked)) throw new Error(checked.refused);
-  const added = await addEndpoint(database.db, KEY, {
-    partner: 'Demo Foods',
-    target: checked.target,
+  const added = await addTestEndpoint(database.db, KEY, request.url ?? url, {
     brandCodes: [brand.brandCode],
     criticalOnly: request.criticalOnly ?? false,
   });
@@ -133,8 +129,6 @@ async function writerMix(fixture: Fixture) {
   await transactionsSettled(database);
 }
 
-type Review = { review_id: string } & Record<string, unknown>;
-
 async function listed(brandCode: string): Promise<Map<string, Review>> {
   const api = createCaller(createRequestContext(services, { apiKey: DEMO_KEYS.active }));
   const all = new Map<string, Review>();
@@ -143,16 +137,6 @@ async function listed(brandCode: string): Promise<Map<string, Review>> {
     for (const item of data.items) all.set(item.review_id, item as Review);
     if (!data.has_next) return all;
   }
-}
-
-function applied(events: Received[]): Map<string, Review> {
-  const copy = new Map<string, Review>();
-  for (const { event } of events) {
-    const id = event.data.review_id as string;
-    if (event.type === 'review.upserted') copy.set(id, event.data.review as Review);
-    if (event.type === 'review.deleted') copy.delete(id);
-  }
-  return copy;
 }
 
 const pendingOf = (webhookId: string) =>

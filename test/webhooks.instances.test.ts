@@ -8,12 +8,11 @@ import { currentChangesPosition, loadFeedCursorKey } from '../db/queries/review-
 import { brands, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema';
 import { DEMO_KEYS, DEMO_WEBHOOK } from '../db/seed/demo';
 import { openFeedCursor } from '../routers/reviews/feed-cursor';
-import { addEndpoint } from '../server/webhooks/admin';
-import { checkTarget } from '../server/webhooks/target';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { createBrandWithReviews } from './support/factories';
 import { type LoggedProcess, spawnLogged } from './support/server-process';
-import { type Received, WebhookReceiver } from './support/webhook-receiver';
+import { addTestEndpoint } from './support/webhook-delivery';
+import { applied, type Received, type Review, WebhookReceiver } from './support/webhook-receiver';
 
 // D-28 across real instances: server processes (the built `node dist/server/main.js`) on one PostgreSQL
 // deliver to a receiver in this process that verifies every signature. With nothing failing, each event
@@ -75,14 +74,7 @@ type Fixture = { brandId: number; brandCode: string; shopId: number; partnerId: 
 /** A fresh brand of Demo Foods and an endpoint of the receiver for it alone. */
 async function newEndpoint(): Promise<Fixture> {
   const brand = await createBrandWithReviews(database.db, { critical: [1, 2], platforms: ['BAEMIN'], reviews: [] });
-  const checked = await checkTarget(url, true);
-  if (!('target' in checked)) throw new Error(checked.refused);
-  const added = await addEndpoint(database.db, KEY, {
-    partner: 'Demo Foods',
-    target: checked.target,
-    brandCodes: [brand.brandCode],
-    criticalOnly: false,
-  });
+  const added = await addTestEndpoint(database.db, KEY, url, { brandCodes: [brand.brandCode] });
   receiver.secrets.push(added.secret);
   const [row] = await database.db
     .select({ partnerId: brands.partnerId })
@@ -144,8 +136,6 @@ function positionOf(fixture: Fixture, request: Received): [number, number] {
 const isAfter = ([xid, seq]: [number, number], [xidBefore, seqBefore]: [number, number]) =>
   xid > xidBefore || (xid === xidBefore && seq > seqBefore);
 
-type Review = { review_id: string } & Record<string, unknown>;
-
 /** The brand's review list as the API answers it. */
 async function listed(instance: Instance, brandCode: string): Promise<Map<string, Review>> {
   const all = new Map<string, Review>();
@@ -158,16 +148,6 @@ async function listed(instance: Instance, brandCode: string): Promise<Map<string
     for (const item of data.items) all.set(item.review_id, item);
     if (!data.has_next) return all;
   }
-}
-
-function applied(events: Received[]): Map<string, Review> {
-  const copy = new Map<string, Review>();
-  for (const { event } of events) {
-    const id = event.data.review_id as string;
-    if (event.type === 'review.upserted') copy.set(id, event.data.review as Review);
-    if (event.type === 'review.deleted') copy.delete(id);
-  }
-  return copy;
 }
 
 const deliveriesOf = (webhookId: string) =>

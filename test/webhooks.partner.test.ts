@@ -9,13 +9,12 @@ import { createCaller } from '../routers';
 import { silentLogger } from '../server/logger';
 import { createRequestContext } from '../server/trpc/context';
 import type { Services } from '../server/trpc/services';
-import { addEndpoint } from '../server/webhooks/admin';
-import { checkTarget } from '../server/webhooks/target';
 import { WebhookWorker } from '../server/webhooks/worker';
 import { openTestDatabase, transactionsSettled } from './support/database';
 import { expectPartnerError } from './support/errors';
 import { createBrandWithReviews } from './support/factories';
 import { testServices } from './support/services';
+import { addTestEndpoint } from './support/webhook-delivery';
 import { WebhookReceiver } from './support/webhook-receiver';
 
 // The partner's view of its webhooks (D-28): its own endpoints and their attempts, another partner's
@@ -40,14 +39,7 @@ beforeAll(async () => {
   receiver = new WebhookReceiver();
   const url = await receiver.start();
   const brand = await createBrandWithReviews(database.db, { critical: [1, 2], platforms: ['BAEMIN'], reviews: [] });
-  const checked = await checkTarget(url, true);
-  if (!('target' in checked)) throw new Error(checked.refused);
-  const added = await addEndpoint(database.db, KEY, {
-    partner: 'Demo Foods',
-    target: checked.target,
-    brandCodes: [brand.brandCode],
-    criticalOnly: false,
-  });
+  const added = await addTestEndpoint(database.db, KEY, url, { brandCodes: [brand.brandCode] });
   webhookId = added.id;
   receiver.secrets = [added.secret];
   // Three events, each failing once, then delivered: six attempts.

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
-import type { DatabaseHandle } from '../../db/client';
+import type { DatabaseHandle, Db } from '../../db/client';
 import { webhookEndpoints } from '../../db/schema';
 import { DEMO_WEBHOOK } from '../../db/seed/demo';
 import { silentLogger } from '../../server/logger';
@@ -15,6 +15,18 @@ import { WebhookWorker } from '../../server/webhooks/worker';
  * One delivery exactly as the service sends it (a `webhook.test` event through the worker), captured raw
  * by a receiver on 127.0.0.1: what a partner's verifier must accept.
  */
+/** An endpoint of Demo Foods delivering to `url` (loopback: allowed in tests); every brand of it by default. */
+export async function addTestEndpoint(
+  db: Db,
+  key: Buffer,
+  url: string,
+  { brandCodes = [], criticalOnly = false }: { brandCodes?: string[]; criticalOnly?: boolean } = {},
+) {
+  const checked = await checkTarget(url, true);
+  if (!('target' in checked)) throw new Error(checked.refused);
+  return addEndpoint(db, key, { partner: 'Demo Foods', target: checked.target, brandCodes, criticalOnly });
+}
+
 export async function realDelivery(database: DatabaseHandle) {
   // Only this endpoint is delivered to.
   await database.db
@@ -34,14 +46,11 @@ export async function realDelivery(database: DatabaseHandle) {
   await once(server.listen(0, '127.0.0.1'), 'listening');
   try {
     const key = randomBytes(32);
-    const checked = await checkTarget(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, true);
-    if (!('target' in checked)) throw new Error(checked.refused);
-    const added = await addEndpoint(database.db, key, {
-      partner: 'Demo Foods',
-      target: checked.target,
-      brandCodes: [],
-      criticalOnly: false,
-    });
+    const added = await addTestEndpoint(
+      database.db,
+      key,
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    );
     await queueTest(database.db, await endpointNamed(database.db, added.id));
     const worker = new WebhookWorker({
       db: database.db,

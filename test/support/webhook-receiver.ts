@@ -15,6 +15,20 @@ export type Received = {
   verifiedBy: string[];
 };
 
+/** A review as the list and the events carry it. */
+export type Review = { review_id: string } & Record<string, unknown>;
+
+/** A copy of a brand's reviews made by applying events in order: what a partner's receiver would hold. */
+export function applied(events: Received[]): Map<string, Review> {
+  const copy = new Map<string, Review>();
+  for (const { event } of events) {
+    const id = event.data.review_id as string;
+    if (event.type === 'review.upserted') copy.set(id, event.data.review as Review);
+    if (event.type === 'review.deleted') copy.delete(id);
+  }
+  return copy;
+}
+
 export type Answer = { status: number; headers?: Record<string, string>; body?: string };
 
 export class WebhookReceiver {
