@@ -13,12 +13,12 @@ import { openFeedCursor } from '../routers/reviews/feed-cursor';
 import { silentLogger } from '../server/logger';
 import { createRequestContext } from '../server/trpc/context';
 import type { Services } from '../server/trpc/services';
-import { enableEndpoint, endpointNamed, queueTest, rotateSecret } from '../server/webhooks/admin';
+import { enableEndpoint, endpointNamed, rotateSecret } from '../server/webhooks/admin';
 import { RETRY_SCHEDULE_MS, WebhookWorker } from '../server/webhooks/worker';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { type BrandFixture, createBrandWithReviews } from './support/factories';
 import { testServices } from './support/services';
-import { addTestEndpoint } from './support/webhook-delivery';
+import { addTestEndpoint, queueTest } from './support/webhook-delivery';
 import { applied, type Review, WebhookReceiver } from './support/webhook-receiver';
 
 // Webhook delivery (D-28) against a real receiver verifying every signature: at least once, in order per

@@ -177,12 +177,6 @@ export async function startFromNow(db: Db, endpoint: WebhookEndpoint) {
   await storePositions(db, endpoint.id, await currentPositions(db, await brandsOfEndpoint(db, endpoint)));
 }
 
-export async function queueTest(db: Db, endpoint: WebhookEndpoint, now = new Date()) {
-  const event = testEvent(endpoint, now);
-  await insertDeliveries(db, [event]);
-  return event.id;
-}
-
 /**
  * The operator's `test`: a webhook.test event attempted here and now, answered with its outcome. Attempted
  * by the command rather than queued for a worker, so the answer needs no running instance and is the

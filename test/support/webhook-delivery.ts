@@ -4,17 +4,23 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import type { DatabaseHandle, Db } from '../../db/client';
+import { insertDeliveries } from '../../db/queries/webhook-deliveries';
+import type { WebhookEndpoint } from '../../db/queries/webhooks';
 import { webhookEndpoints } from '../../db/schema';
 import { DEMO_WEBHOOK } from '../../db/seed/demo';
 import { silentLogger } from '../../server/logger';
-import { addEndpoint, endpointNamed, queueTest } from '../../server/webhooks/admin';
+import { addEndpoint, endpointNamed } from '../../server/webhooks/admin';
+import { testEvent } from '../../server/webhooks/events';
 import { checkTarget } from '../../server/webhooks/target';
 import { WebhookWorker } from '../../server/webhooks/worker';
 
-/**
- * One delivery exactly as the service sends it (a `webhook.test` event through the worker), captured raw
- * by a receiver on 127.0.0.1: what a partner's verifier must accept.
- */
+/** A webhook.test event queued for the workers to deliver (the operator's `test` attempts one itself). */
+export async function queueTest(db: Db, endpoint: WebhookEndpoint, now = new Date()) {
+  const event = testEvent(endpoint, now);
+  await insertDeliveries(db, [event]);
+  return event.id;
+}
+
 /** An endpoint of Demo Foods delivering to `url` (loopback: allowed in tests); every brand of it by default. */
 export async function addTestEndpoint(
   db: Db,
@@ -27,6 +33,10 @@ export async function addTestEndpoint(
   return addEndpoint(db, key, { partner: 'Demo Foods', target: checked.target, brandCodes, criticalOnly });
 }
 
+/**
+ * One delivery exactly as the service sends it (a `webhook.test` event through the worker), captured raw
+ * by a receiver on 127.0.0.1: what a partner's verifier must accept.
+ */
 export async function realDelivery(database: DatabaseHandle) {
   // Only this endpoint is delivered to.
   await database.db
