@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { and, eq, ne, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type DatabaseHandle, listenerOf, openDatabase } from '../db/client';
 import { kstDayStart } from '../db/kst';
 import { claimDeliveries } from '../db/queries/webhook-deliveries';
@@ -506,6 +506,49 @@ describe('waking on a change', () => {
       await running.stop();
     }
   });
+
+  it.runIf(DRIVER === 'postgres')(
+    'a change committed before the listen, held back by an older transaction, is delivered once that one ends',
+    async () => {
+      const fixture = await newEndpoint();
+      await database.db
+        .update(webhookEndpoints)
+        .set({ status: 'DISABLED' })
+        .where(ne(webhookEndpoints.id, fixture.webhookId));
+      const holder = await openDatabase({ url: database.url ?? '', maxConnections: 1 });
+      let release = () => {};
+      let began = () => {};
+      const begun = new Promise<void>((resolve) => {
+        began = resolve;
+      });
+      const held = holder.db.transaction(async (tx) => {
+        await tx.execute(sql`SELECT pg_current_xact_id()`);
+        began();
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      });
+      const running = worker({ listen: listenerOf(database.db), pollMs: 3_600_000 });
+      const passes = vi.spyOn(running, 'runOnce');
+      try {
+        await begun;
+        const code = await writeReview(fixture);
+        await running.start();
+        // The start's pass and the listen's both ran while the change was held back: no notice will come.
+        await expect.poll(() => passes.mock.results.length).toBeGreaterThanOrEqual(2);
+        await Promise.all(passes.mock.results.slice(0, 2).map((result) => result.value));
+        expect(receiver.requests).toHaveLength(0);
+        release();
+        await held;
+        await receiver.waitForRequests(1);
+        expect(receiver.received.map((item) => item.event.data.review_id)).toEqual([code]);
+      } finally {
+        release();
+        await running.stop();
+        await holder.close();
+      }
+    },
+  );
 });
 
 describe.runIf(DRIVER === 'postgres')('two instances on one PostgreSQL', () => {

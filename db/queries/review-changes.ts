@@ -50,6 +50,14 @@ export async function feedHorizon(db: Db): Promise<number> {
   return Number(row?.horizon ?? 0);
 }
 
+/** The latest transaction that may have committed by now: every change committed earlier is at or below it. */
+export async function latestTransaction(db: Db): Promise<number> {
+  const [row] = await db
+    .select({ xmax: sql<string>`pg_snapshot_xmax(pg_current_snapshot())::text` })
+    .from(sql`(SELECT 1) AS one`);
+  return Number(row?.xmax ?? 1) - 1;
+}
+
 /** The brand a feed statement reads, bound at each call. */
 const brandId = sql.placeholder('brand');
 

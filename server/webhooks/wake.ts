@@ -32,6 +32,8 @@ export class WakeSchedule {
     private readonly pass: () => Promise<void>,
     /** A notice's payload, before its pass is asked for. */
     private readonly notified: (payload: string) => void,
+    /** The listen took effect (again): changes committed before it were not notified. */
+    private readonly listened: () => void,
     private readonly options: WakeOptions,
   ) {}
 
@@ -104,7 +106,10 @@ export class WakeSchedule {
         this.notified(payload);
         this.wake();
       },
-      () => this.wake(),
+      () => {
+        this.listened();
+        this.wake();
+      },
     );
     this.listening = listening;
     listening.catch((error: unknown) => {

@@ -6,6 +6,7 @@ import {
   type ChangesPosition,
   currentChangesPosition,
   feedHorizon,
+  latestTransaction,
   loadFeedCursorKey,
   readRecordedChanges,
 } from '../../db/queries/review-changes';
@@ -98,6 +99,8 @@ export class WebhookWorker {
   /** The latest transaction notified, and the latest known to be below the feed's horizon (read). */
   private notifiedXid = 0;
   private seenXid = 0;
+  /** Set at start and whenever the listen took effect again: what committed meanwhile was never notified. */
+  private catchUp = true;
   /** How long until the next look while notified changes are held back by an older open transaction. */
   private heldBackMs = 0;
   private cursorKey: Buffer | undefined;
@@ -125,6 +128,9 @@ export class WebhookWorker {
         const xid = Number(payload);
         if (Number.isSafeInteger(xid)) this.notifiedXid = Math.max(this.notifiedXid, xid);
       },
+      () => {
+        this.catchUp = true;
+      },
       {
         listen: this.options.listen,
         settleMs: this.options.settleMs ?? SETTLE_MS,
@@ -148,7 +154,12 @@ export class WebhookWorker {
   async runOnce(): Promise<void> {
     const { db, log } = this.options;
     try {
-      // The feed shows a notified change only once every older transaction ended (its horizon).
+      // The feed shows a notified change only once every older transaction ended (its horizon). Changes
+      // committed before the listen took effect are awaited like notified ones.
+      if (this.catchUp) {
+        this.notifiedXid = Math.max(this.notifiedXid, await latestTransaction(db));
+        this.catchUp = false;
+      }
       const awaited = this.notifiedXid;
       const horizon = awaited > this.seenXid ? await feedHorizon(db) : Number.POSITIVE_INFINITY;
       this.cursorKey ??= await loadFeedCursorKey(db);
