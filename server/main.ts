@@ -96,6 +96,7 @@ async function main() {
         secretsKey,
         allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS || demo !== undefined,
         leaseMs: config.WEBHOOK_LEASE_MS,
+        perSecond: config.WEBHOOK_DELIVERIES_PER_SECOND,
       })
     : undefined;
   if (webhooks) void webhooks.start();

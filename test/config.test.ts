@@ -84,6 +84,14 @@ describe('configuration', () => {
     });
   });
 
+  it('starts at most WEBHOOK_DELIVERIES_PER_SECOND webhook attempts a second per instance, 150 unless set (D-28)', () => {
+    expect(parseConfig({}).WEBHOOK_DELIVERIES_PER_SECOND).toBe(150);
+    expect(parseConfig({ WEBHOOK_DELIVERIES_PER_SECOND: '40' }).WEBHOOK_DELIVERIES_PER_SECOND).toBe(40);
+    expect(() => parseConfig({ WEBHOOK_DELIVERIES_PER_SECOND: '0' })).toThrow(
+      /^invalid configuration: WEBHOOK_DELIVERIES_PER_SECOND/,
+    );
+  });
+
   it('holds a webhook event for WEBHOOK_LEASE_MS while attempting it, a minute unless set (D-28)', () => {
     expect(parseConfig({}).WEBHOOK_LEASE_MS).toBe(60_000);
     expect(parseConfig({ WEBHOOK_LEASE_MS: '5000' }).WEBHOOK_LEASE_MS).toBe(5_000);

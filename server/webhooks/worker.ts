@@ -32,6 +32,7 @@ import type { Logger } from '../logger';
 import { metrics } from '../trpc/metrics';
 import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, postDelivery } from './attempt';
 import { feedExpiredEvent, reviewEvents } from './events';
+import { DeliveryPace } from './pace';
 import { signedHeaders } from './sign';
 import { checkTarget } from './target';
 import { WakeSchedule } from './wake';
@@ -76,13 +77,20 @@ export type WorkerOptions = {
   timeoutMs?: number;
   /** Events of one endpoint attempted at once by this instance. */
   concurrency?: number;
+  /** The most attempts this instance starts per second, over all endpoints. */
+  perSecond?: number;
   /** This instance's name on the leases it takes. */
   owner?: string;
 };
 
-/** Pages of the change record one endpoint reads per brand per pass: the rest is read by the next pass. */
-const PAGES_PER_PASS = 10;
-const PAGE = 100;
+/**
+ * Pages of the change record one endpoint reads per brand per pass: the rest is read by the next pass. A
+ * page's events are made in one go on the event loop, so pages are small and calls run between them.
+ */
+const PAGES_PER_PASS = 40;
+const PAGE = 25;
+/** The most attempts an instance starts per second unless told (WEBHOOK_DELIVERIES_PER_SECOND). */
+const DELIVERIES_PER_SECOND = 150;
 /** A notice's pass waits this long for the rest of a burst. */
 const SETTLE_MS = 20;
 /** The first look again at a notified change the feed's horizon still held back. */
@@ -95,6 +103,7 @@ export class WebhookWorker {
   private readonly running = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
   private readonly owner: string;
+  private readonly pace: DeliveryPace;
   private schedule: WakeSchedule | undefined;
   /** The latest transaction notified, and the latest known to be below the feed's horizon (read). */
   private notifiedXid = 0;
@@ -109,6 +118,7 @@ export class WebhookWorker {
 
   constructor(private readonly options: WorkerOptions) {
     this.owner = options.owner ?? randomUUID();
+    this.pace = new DeliveryPace(options.perSecond ?? DELIVERIES_PER_SECOND);
   }
 
   /** The age of the oldest undelivered event of any active endpoint (the metric; no partner label). */
@@ -215,6 +225,15 @@ export class WebhookWorker {
           limit: this.options.concurrency ?? 8,
         });
         if (claimed.length === 0) return;
+        await this.pace.take(claimed.length, this.stopping.signal);
+        if (this.stopping.signal.aborted) {
+          await releaseDeliveries(
+            this.options.db,
+            this.owner,
+            claimed.map((delivery) => delivery.id),
+          );
+          return;
+        }
         // The secrets are opened once a batch, not once an attempt.
         const secrets = this.secretsOf(endpoint);
         const outcomes = await Promise.all(claimed.map((delivery) => this.attempt(endpoint, delivery, secrets)));
