@@ -105,7 +105,10 @@ async function follow(
       settled = true;
       continue;
     }
-    await between?.(page);
+    if (!between) continue;
+    await between(page);
+    // Writes made after a settle need one of their own before the walk may end.
+    settled = !settle;
   }
   throw new Error('the feed did not catch up in 500 pages');
 }
