@@ -14,6 +14,7 @@ import { silentLogger } from '../server/logger';
 import { createRequestContext } from '../server/trpc/context';
 import type { Services } from '../server/trpc/services';
 import { enableEndpoint, endpointNamed, rotateSecret } from '../server/webhooks/admin';
+import { DeliveryPace } from '../server/webhooks/pace';
 import { RETRY_SCHEDULE_MS, WebhookWorker } from '../server/webhooks/worker';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { type BrandFixture, createBrandWithReviews } from './support/factories';
@@ -364,6 +365,41 @@ describe('leases, not transactions, across an attempt', () => {
       .where(eq(webhookAttempts.endpointId, fixture.webhookId));
     // The instance whose lease ran out records nothing: the event is the other's now.
     expect(attempts).toHaveLength(1);
+  });
+
+  it('a batch that waited out its lease for the pace is left to the instance that took it meanwhile: sent once', async () => {
+    const fixture = await newEndpoint();
+    for (let i = 0; i < 2; i++) await writeReview(fixture);
+    await transactionsSettled(database);
+    // The pace lets the first batch go at once and holds the next one for an hour, until the test lets it go.
+    let asked = () => {};
+    const waiting = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let go = () => {};
+    const pace = new DeliveryPace(
+      1 / 3_600,
+      () => 0,
+      () => {
+        asked();
+        return new Promise<void>((resolve) => {
+          go = resolve;
+        });
+      },
+    );
+    const paced = worker({ leaseMs: MINUTE, concurrency: 1, pace });
+    const passing = paced.runOnce();
+    await waiting;
+    expect(receiver.requests).toHaveLength(1);
+    // Its claim on the second event ran out while it waited: another instance takes the event and sends it.
+    skew += MINUTE + 1;
+    await worker({ leaseMs: MINUTE }).runOnce();
+    expect(receiver.requests).toHaveLength(2);
+    go();
+    await passing;
+    expect(receiver.requests).toHaveLength(2);
+    expect(new Set(receiver.ids()).size).toBe(2);
+    expect(await pendingOf(fixture.webhookId)).toEqual([]);
   });
 
   it('an event claimed by an instance that died is delivered once its lease has run out', async () => {

@@ -183,6 +183,17 @@ export async function releaseDeliveries(db: Db, owner: string, ids: string[]) {
     .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.leaseOwner, owner)));
 }
 
+/** Extends `owner`'s leases on `ids` to `until`: the ids it still held (a lease that ran out may be another's). */
+export async function renewLeases(db: Db, owner: string, ids: string[], until: Date): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const held = await db
+    .update(webhookDeliveries)
+    .set({ leaseUntil: until })
+    .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.leaseOwner, owner)))
+    .returning({ id: webhookDeliveries.id });
+  return new Set(held.map((row) => row.id));
+}
+
 /** Per endpoint, when its oldest pending event was made. */
 export function oldestPending(db: Db) {
   return db

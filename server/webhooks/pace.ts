@@ -16,11 +16,15 @@ export class DeliveryPace {
       sleep(ms, undefined, { signal }),
   ) {}
 
-  /** Resolves once `count` attempts may start (at once, when the instance was idle), or when `signal` aborts. */
-  async take(count: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves once `count` attempts may start (at once, when the instance was idle), or when `signal` aborts,
+   * with how long it waited (ms).
+   */
+  async take(count: number, signal: AbortSignal): Promise<number> {
     const now = this.clock();
     const at = Math.max(now, this.nextAt);
     this.nextAt = at + (count * 1_000) / this.perSecond;
     if (at > now) await this.wait(at - now, signal).catch(() => undefined);
+    return at - now;
   }
 }

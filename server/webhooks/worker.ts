@@ -19,6 +19,7 @@ import {
   recordAttempt,
   recordEvents,
   releaseDeliveries,
+  renewLeases,
 } from '../../db/queries/webhook-deliveries';
 import {
   brandsOfEndpoint,
@@ -79,6 +80,8 @@ export type WorkerOptions = {
   concurrency?: number;
   /** The most attempts this instance starts per second, over all endpoints. */
   perSecond?: number;
+  /** The pace itself (tests give one with their own clock); made from `perSecond` otherwise. */
+  pace?: DeliveryPace;
   /** This instance's name on the leases it takes. */
   owner?: string;
 };
@@ -118,7 +121,7 @@ export class WebhookWorker {
 
   constructor(private readonly options: WorkerOptions) {
     this.owner = options.owner ?? randomUUID();
-    this.pace = new DeliveryPace(options.perSecond ?? DELIVERIES_PER_SECOND);
+    this.pace = options.pace ?? new DeliveryPace(options.perSecond ?? DELIVERIES_PER_SECOND);
   }
 
   /** The age of the oldest undelivered event of any active endpoint (the metric; no partner label). */
@@ -210,6 +213,10 @@ export class WebhookWorker {
     return this.options.now?.() ?? new Date();
   }
 
+  private leaseMs(): number {
+    return this.options.leaseMs ?? 60_000;
+  }
+
   private async runEndpoint(endpoint: WebhookEndpoint): Promise<void> {
     try {
       await this.readFeed(endpoint);
@@ -221,22 +228,26 @@ export class WebhookWorker {
           partnerId: endpoint.partnerId,
           owner: this.owner,
           now,
-          until: new Date(now.getTime() + (this.options.leaseMs ?? 60_000)),
+          until: new Date(now.getTime() + this.leaseMs()),
           limit: this.options.concurrency ?? 8,
         });
         if (claimed.length === 0) return;
-        await this.pace.take(claimed.length, this.stopping.signal);
+        const ids = claimed.map((delivery) => delivery.id);
+        const waited = await this.pace.take(claimed.length, this.stopping.signal);
         if (this.stopping.signal.aborted) {
-          await releaseDeliveries(
-            this.options.db,
-            this.owner,
-            claimed.map((delivery) => delivery.id),
-          );
+          await releaseDeliveries(this.options.db, this.owner, ids);
           return;
         }
+        // A long wait for the pace used up part of the leases: renewed, and only those still this
+        // instance's are attempted (one that ran out may be another's by now).
+        const held =
+          waited > this.leaseMs() / 4
+            ? await renewLeases(this.options.db, this.owner, ids, new Date(this.now().getTime() + this.leaseMs()))
+            : new Set(ids);
+        const batch = claimed.filter((delivery) => held.has(delivery.id));
         // The secrets are opened once a batch, not once an attempt.
         const secrets = this.secretsOf(endpoint);
-        const outcomes = await Promise.all(claimed.map((delivery) => this.attempt(endpoint, delivery, secrets)));
+        const outcomes = await Promise.all(batch.map((delivery) => this.attempt(endpoint, delivery, secrets)));
         // Calls waiting on the event loop go before the next batch.
         await yieldToCalls();
         if (outcomes.includes('disabled')) return;
