@@ -130,8 +130,6 @@ describe('the embedded demo', () => {
   });
 
   it('delivers demo:changes to its webhook, signed with the published secret: the new critical review among them (D-28)', async () => {
-    const snapshotDir = path.join(scratch, 'webhook');
-    await writeSnapshot(snapshotDir);
     const demo = await openDemoDatabase(silentLogger, { snapshotDir });
     const receiver = new WebhookReceiver();
     try {
