@@ -54,6 +54,9 @@ function snapshotFolder(dir = DIST): string {
 
 export async function writeSnapshot(dir = DIST): Promise<string> {
   const folder = snapshotFolder(dir);
+  // The name says what it holds: one already there is this one, written whole (renamed into place), and a
+  // starting demo may be copying it.
+  if (existsSync(folder)) return folder;
   const building = `${folder}.tmp`;
   await rm(building, { recursive: true, force: true });
   await mkdir(building, { recursive: true });

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -103,6 +104,13 @@ describe('the embedded demo', () => {
       }
     }
     expect(lines.filter((line) => line.msg === 'demo data loaded').map((line) => line.snapshot)).toEqual([true, false]);
+  });
+
+  it("keeps the build's snapshot in place when built again: a demo starting meanwhile may be copying it", async () => {
+    const folder = await writeSnapshot(snapshotDir);
+    const before = statSync(folder);
+    expect(await writeSnapshot(snapshotDir)).toBe(folder);
+    expect(statSync(folder)).toMatchObject({ ino: before.ino, mtimeMs: before.mtimeMs });
   });
 
   it('answers 410 to a cursor of an earlier run: every run starts from the same snapshot (D-26)', async () => {
