@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -19,9 +18,9 @@ const started = new Set<number>();
 
 beforeAll(async () => {
   databaseUrl = (await openTestDatabase()).url;
-  // The compiled server is what npm start runs: build it from the source under test.
-  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, env: { ...process.env, PATH }, stdio: 'ignore' });
-}, 120_000);
+  // The compiled server npm start runs was built from the source under test before any file ran
+  // (test/support/global-setup.ts).
+});
 
 afterEach(() => {
   for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL');

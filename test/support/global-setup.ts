@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import { buildDailyAggregate } from '../../db/aggregate';
 import { openDatabase, pgliteOf } from '../../db/client';
@@ -18,7 +20,28 @@ export default async function setup(project: TestProject) {
   const now = new Date();
   project.provide('now', now.toISOString());
   const url = process.env.TEST_DATABASE_URL || undefined;
+  const built = buildDist();
+  try {
+    return await template(project, now, url);
+  } finally {
+    await built;
+  }
+}
 
+/**
+ * The compiled server (what `npm start`, the container and several files start) built from the source under
+ * test, once, before any file runs: a build empties dist/, so one run while a file starts a server from
+ * it, or copies the demo's snapshot, would pull the files from under it.
+ */
+async function buildDist() {
+  const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
+  await promisify(execFile)('npm', ['run', '-s', 'build'], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env: { ...process.env, PATH },
+  });
+}
+
+async function template(project: TestProject, now: Date, url: string | undefined) {
   if (url) {
     const admin = adminSql(url);
     const name = templateName();
