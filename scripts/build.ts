@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { cp, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
-import { writeSnapshot } from '../server/demo';
+import { snapshotFolder, writeSnapshot } from '../server/demo';
 
 // `npm run build`: each source file to dist/ in the same layout, packages external (D-24), then the demo (D-1).
 
@@ -35,7 +35,11 @@ const relativeImportsAsJs: Plugin = {
 
 async function main() {
   const started = performance.now();
-  await rm(OUT, { recursive: true, force: true });
+  // dist/ emptied of all but the demo's snapshot for these migrations: its name says what it holds, and a
+  // demo starting meanwhile may be copying it.
+  const snapshot = path.basename(snapshotFolder(OUT));
+  for (const entry of await readdir(OUT).catch(() => []))
+    if (entry !== snapshot) await rm(path.join(OUT, entry), { recursive: true, force: true });
   const entryPoints = (await Promise.all(SOURCE_DIRS.map(sources))).flat();
   await build({
     entryPoints,

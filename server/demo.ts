@@ -38,7 +38,7 @@ const collectGarbage = runInNewContext('gc') as (options: { type: 'major'; flavo
 const DIST = path.resolve(import.meta.dirname, import.meta.filename.endsWith('.ts') ? '../dist' : '..');
 
 /** The build's migrated cluster: a folder named for PGlite's version and settings and the migrations. */
-function snapshotFolder(dir = DIST): string {
+export function snapshotFolder(dir = DIST): string {
   const hash = createHash('sha256');
   const pglite = path.join(
     path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')),
