@@ -20,12 +20,8 @@ export default async function setup(project: TestProject) {
   const now = new Date();
   project.provide('now', now.toISOString());
   const url = process.env.TEST_DATABASE_URL || undefined;
-  const built = buildDist();
-  try {
-    return await template(project, now, url);
-  } finally {
-    await built;
-  }
+  const [, teardown] = await Promise.all([buildDist(), template(project, now, url)]);
+  return teardown;
 }
 
 /**
