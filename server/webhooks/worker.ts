@@ -29,6 +29,7 @@ import {
   type WebhookEndpoint,
 } from '../../db/queries/webhooks';
 import { secretsInUse } from '../../db/webhook-secrets';
+import { parseConfig } from '../config';
 import type { Logger } from '../logger';
 import { metrics } from '../trpc/metrics';
 import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, postDelivery } from './attempt';
@@ -92,8 +93,8 @@ export type WorkerOptions = {
  */
 const PAGES_PER_PASS = 40;
 const PAGE = 25;
-/** The most attempts an instance starts per second unless told (WEBHOOK_DELIVERIES_PER_SECOND). */
-const DELIVERIES_PER_SECOND = 150;
+/** The settings' own defaults (server/config.ts), for a worker not given them. */
+const DEFAULTS = parseConfig({});
 /** A notice's pass waits this long for the rest of a burst. */
 const SETTLE_MS = 20;
 /** The first look again at a notified change the feed's horizon still held back. */
@@ -121,7 +122,7 @@ export class WebhookWorker {
 
   constructor(private readonly options: WorkerOptions) {
     this.owner = options.owner ?? randomUUID();
-    this.pace = options.pace ?? new DeliveryPace(options.perSecond ?? DELIVERIES_PER_SECOND);
+    this.pace = options.pace ?? new DeliveryPace(options.perSecond ?? DEFAULTS.WEBHOOK_DELIVERIES_PER_SECOND);
   }
 
   /** The age of the oldest undelivered event of any active endpoint (the metric; no partner label). */
@@ -214,7 +215,7 @@ export class WebhookWorker {
   }
 
   private leaseMs(): number {
-    return this.options.leaseMs ?? 60_000;
+    return this.options.leaseMs ?? DEFAULTS.WEBHOOK_LEASE_MS;
   }
 
   private async runEndpoint(endpoint: WebhookEndpoint): Promise<void> {
