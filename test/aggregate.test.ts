@@ -1,5 +1,5 @@
 import { and, asc, eq, getTableName, sql } from 'drizzle-orm';
-import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { AGGREGATE_LOCK_KEY, buildDailyAggregate, runDailyAggregate } from '../db/aggregate';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import {
@@ -294,6 +294,20 @@ describe('what a run leaves out', () => {
   });
 });
 
+/** A logger whose lines are kept, and a wait for the first line that holds a text (an event, not a poll). */
+function keptLog() {
+  const lines: string[] = [];
+  const waiters: (() => void)[] = [];
+  const log = createLogger('info', (line) => {
+    lines.push(line);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const written = async (text: string) => {
+    while (!lines.some((line) => line.includes(text))) await new Promise<void>((resolve) => waiters.push(resolve));
+  };
+  return { lines, log, written };
+}
+
 describe('the daily schedule (D-6)', () => {
   it('runs at 00:05 KST: the next one strictly after now', () => {
     // 15:00Z is KST midnight.
@@ -305,12 +319,11 @@ describe('the daily schedule (D-6)', () => {
 
   it('builds the aggregate through yesterday when the time comes, logs it, and stops on demand', async () => {
     const database = await openTestDatabase();
-    const lines: string[] = [];
-    const log = createLogger('info', (line) => lines.push(line));
+    const { lines, log, written } = keptLog();
     // A clock 100 ms before 00:05 KST tomorrow.
     const shift = FIRST_RUN_AFTER_TODAY.getTime() - 100 - Date.now();
     const schedule = scheduleDailyAggregate({ db: database.db, log, now: () => new Date(Date.now() + shift) });
-    await vi.waitFor(() => expect(lines.join('')).toContain('daily aggregate built'), { timeout: 10_000 });
+    await written('daily aggregate built');
     await schedule.stop();
     expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ msg: 'daily aggregate built', throughDay: TODAY });
     const [last] = await database.db.select().from(aggregateRuns).orderBy(sql`${aggregateRuns.id} DESC`).limit(1);
@@ -343,30 +356,25 @@ describe('the daily schedule (D-6)', () => {
       const name = (await database.rows<{ name: string }>(sql`SELECT current_database() AS name`))[0]?.name ?? '';
       const holder = await openDatabase({ url: withDatabase(template.url, name), maxConnections: 1 });
       let release: () => void = () => {};
+      let locked: () => void = () => {};
+      const taken = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
       const held = holder.db.transaction(async (tx) => {
         await tx.execute(sql`SELECT pg_advisory_xact_lock(${AGGREGATE_LOCK_KEY})`);
+        locked();
         await new Promise<void>((resolve) => {
           release = resolve;
         });
       });
-      await vi.waitFor(async () => {
-        const [row] = await database.rows<{ held: boolean }>(
-          sql`SELECT count(*) > 0 AS held FROM pg_locks WHERE locktype = 'advisory' AND granted`,
-        );
-        expect(row?.held).toBe(true);
-      });
-      const lines: string[] = [];
-      const schedule = scheduleDailyAggregate({
-        db: database.db,
-        log: createLogger('info', (line) => lines.push(line)),
-        now: () => tomorrow,
-        retryMs: 100,
-      });
-      await vi.waitFor(() => expect(lines.join('')).toContain('under way elsewhere'));
+      await taken;
+      const { log, written } = keptLog();
+      const schedule = scheduleDailyAggregate({ db: database.db, log, now: () => tomorrow, retryMs: 100 });
+      await written('under way elsewhere');
       release();
       await held;
       await holder.close();
-      await vi.waitFor(() => expect(lines.join('')).toContain('daily aggregate built'), { timeout: 5_000 });
+      await written('daily aggregate built');
       await schedule.stop();
       const [last] = await database.db.select().from(aggregateRuns).orderBy(sql`${aggregateRuns.id} DESC`).limit(1);
       expect(last?.throughDay).toBe(TODAY);
