@@ -61,6 +61,7 @@ beforeEach(() => {
   receiver.requests.length = 0;
   receiver.maxInFlightPerReview = 0;
   receiver.answer = () => ({ status: 204 });
+  receiver.resetKeptConnections = false;
 });
 
 function worker(options: Partial<ConstructorParameters<typeof WebhookWorker>[0]> = {}) {
@@ -424,6 +425,41 @@ describe('leases, not transactions, across an attempt', () => {
     expect(receiver.received.map((item) => [item.id, item.event])).toEqual([
       [id, expect.objectContaining({ type: 'webhook.test', data: { webhook_id: fixture.webhookId } })],
     ]);
+  });
+});
+
+describe('connections to a receiver', () => {
+  it('a burst shares kept connections: no more of them than attempts at once', async () => {
+    const fixture = await newEndpoint();
+    for (let i = 0; i < 20; i++) await writeReview(fixture);
+    await transactionsSettled(database);
+    const before = receiver.connections;
+    const running = worker({ concurrency: 4 });
+    await running.runOnce();
+    expect(receiver.received).toHaveLength(20);
+    expect(receiver.connections - before).toBeLessThanOrEqual(4);
+    await running.stop();
+  });
+
+  it('a kept connection the receiver reset as idle: the event goes again on a new one, no attempt failed', async () => {
+    const fixture = await newEndpoint();
+    const running = worker();
+    await writeReview(fixture);
+    await transactionsSettled(database);
+    await running.runOnce();
+    receiver.resetKeptConnections = true;
+    const before = receiver.connections;
+    await writeReview(fixture);
+    await transactionsSettled(database);
+    await running.runOnce();
+    expect(receiver.received).toHaveLength(2);
+    expect(receiver.connections - before).toBe(1);
+    const attempts = await database.db
+      .select({ statusCode: webhookAttempts.statusCode })
+      .from(webhookAttempts)
+      .where(eq(webhookAttempts.endpointId, fixture.webhookId));
+    expect(attempts).toEqual([{ statusCode: 204 }, { statusCode: 204 }]);
+    await running.stop();
   });
 });
 

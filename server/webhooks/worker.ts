@@ -32,7 +32,7 @@ import { secretsInUse } from '../../db/webhook-secrets';
 import { parseConfig } from '../config';
 import type { Logger } from '../logger';
 import { metrics } from '../trpc/metrics';
-import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, postDelivery } from './attempt';
+import { ATTEMPT_TIMEOUT_MS, type AttemptOutcome, postDelivery, ReceiverConnections } from './attempt';
 import { feedExpiredEvent, reviewEvents } from './events';
 import { DeliveryPace } from './pace';
 import { signedHeaders } from './sign';
@@ -108,6 +108,7 @@ export class WebhookWorker {
   private readonly stopping = new AbortController();
   private readonly owner: string;
   private readonly pace: DeliveryPace;
+  private readonly connections = new ReceiverConnections();
   private schedule: WakeSchedule | undefined;
   /** The latest transaction notified, and the latest known to be below the feed's horizon (read). */
   private notifiedXid = 0;
@@ -162,6 +163,7 @@ export class WebhookWorker {
     this.stopping.abort();
     await this.schedule?.stop();
     await Promise.all(this.running.values());
+    this.connections.close();
   }
 
   /** One pass over every endpoint: new events read, due ones attempted until none is due. Never throws. */
@@ -367,6 +369,7 @@ export class WebhookWorker {
     return postDelivery(checked.target, headers, delivery.body, {
       timeoutMs: this.options.timeoutMs ?? ATTEMPT_TIMEOUT_MS,
       signal: this.stopping.signal,
+      agent: this.connections.agentFor(checked.target),
     });
   }
 

@@ -42,8 +42,18 @@ export class WebhookReceiver {
   maxInFlightPerReview = 0;
   secrets: string[] = [];
   answer: (received: Received) => Answer | Promise<Answer> = () => ({ status: 204 });
+  /** Connections opened to this receiver so far. */
+  connections = 0;
+  /**
+   * Resets a kept connection at its next request, before reading it: what a sender meets when the receiver
+   * closed the connection as idle just as a request went out on it.
+   */
+  resetKeptConnections = false;
+  private readonly served = new WeakSet<object>();
   private readonly waiters: (() => void)[] = [];
-  private readonly server = http.createServer((request, response) => void this.handle(request, response));
+  private readonly server = http
+    .createServer((request, response) => void this.handle(request, response))
+    .on('connection', () => this.connections++);
 
   async start(): Promise<string> {
     await once(this.server.listen(0, '127.0.0.1'), 'listening');
@@ -65,6 +75,11 @@ export class WebhookReceiver {
   }
 
   private async handle(request: http.IncomingMessage, response: http.ServerResponse) {
+    if (this.resetKeptConnections && this.served.has(request.socket)) {
+      request.socket.resetAndDestroy();
+      return;
+    }
+    this.served.add(request.socket);
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
