@@ -275,6 +275,34 @@ describe('retries', () => {
     expect(attempts.map((row) => row.statusCode).sort()).toEqual([204, 204, 429, 429, 503, 503, 503, 503]);
   });
 
+  it('a batch answered differently is recorded event by event: the delivered one done, the other due on the schedule', async () => {
+    const fixture = await newEndpoint();
+    const running = worker();
+    const [kept] = [await writeReview(fixture), await writeReview(fixture)];
+    await transactionsSettled(database);
+    receiver.answer = ({ event }) => ({ status: event.data.review_id === kept ? 204 : 503 });
+    await running.runOnce();
+    expect(receiver.requests).toHaveLength(2);
+    const rows = await database.db
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.endpointId, fixture.webhookId));
+    const delivered = rows.find((row) => row.reviewCode === kept);
+    const pending = rows.find((row) => row.reviewCode !== kept);
+    expect(delivered).toMatchObject({ status: 'DELIVERED', attempts: 1, leaseOwner: null });
+    expect(delivered?.deliveredAt).toBeInstanceOf(Date);
+    expect(pending).toMatchObject({ status: 'PENDING', attempts: 1, leaseOwner: null, deliveredAt: null });
+    const attempts = await database.db
+      .select()
+      .from(webhookAttempts)
+      .where(eq(webhookAttempts.endpointId, fixture.webhookId));
+    const failed = attempts.find((row) => row.deliveryId === pending?.id);
+    expect(failed).toMatchObject({ statusCode: 503, attempt: 1 });
+    // Due again on the schedule's second step, counted from the attempt.
+    expect((pending?.nextAttemptAt.getTime() ?? 0) - (failed?.attemptedAt.getTime() ?? 0)).toBe(RETRY_SCHEDULE_MS[1]);
+    expect(attempts.find((row) => row.deliveryId === delivered?.id)).toMatchObject({ statusCode: 204, error: null });
+  });
+
   it('the schedule run out disables the endpoint; enable resumes with nothing lost', async () => {
     const fixture = await newEndpoint();
     const running = worker();

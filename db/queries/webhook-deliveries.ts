@@ -1,4 +1,20 @@
-import { and, asc, eq, exists, inArray, isNotNull, isNull, lt, lte, min, notExists, or, sql } from 'drizzle-orm';
+import {
+  type AnyColumn,
+  and,
+  asc,
+  eq,
+  exists,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  lte,
+  min,
+  notExists,
+  or,
+  type SQL,
+  sql,
+} from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
 import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
@@ -135,42 +151,66 @@ export type Outcome = {
   delivered: boolean;
 };
 
+/** An attempt to record: which event, its number, and how it went. */
+export type AttemptRecord = { id: string; endpointId: string; attempt: number } & Outcome;
+
 /**
- * Records an attempt, in one short transaction, if the lease is still `owner`'s: the event delivered, or
- * due again at `nextAttemptAt`. False when another instance holds it now (its own attempt will count).
+ * Records a batch of attempts in one short transaction, each if its lease is still `owner`'s: the event
+ * delivered, or due again at its `nextAttemptAt`. Returns the ids recorded; an event another instance holds
+ * now is left to it (its own attempt will count). One statement of each kind for the batch, not per event.
  */
-export async function recordAttempt(
-  db: Db,
-  delivery: { id: string; endpointId: string; owner: string; attempt: number },
-  outcome: Outcome,
-): Promise<boolean> {
+export async function recordAttempts(db: Db, owner: string, records: AttemptRecord[]): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
+  const d = webhookDeliveries;
+  // Each event's own value, picked by its id.
+  const byId = (value: (record: AttemptRecord) => SQL | AnyColumn) =>
+    sql`CASE ${d.id} ${sql.join(
+      records.map((record) => sql`WHEN ${record.id} THEN ${value(record)}`),
+      sql` `,
+    )} END`;
   return db.transaction(async (tx) => {
     const held = await tx
-      .update(webhookDeliveries)
+      .update(d)
       .set({
-        attempts: delivery.attempt,
+        attempts: byId((record) => sql`${record.attempt}::smallint`),
         leaseOwner: null,
         leaseUntil: null,
-        ...(outcome.delivered
-          ? { status: 'DELIVERED' as const, deliveredAt: outcome.attemptedAt }
-          : outcome.nextAttemptAt
-            ? { nextAttemptAt: outcome.nextAttemptAt }
-            : {}),
+        status: byId((record) => (record.delivered ? sql`'DELIVERED'` : d.status)),
+        deliveredAt: byId((record) =>
+          record.delivered ? sql`${record.attemptedAt.toISOString()}::timestamptz` : d.deliveredAt,
+        ),
+        nextAttemptAt: byId((record) =>
+          !record.delivered && record.nextAttemptAt
+            ? sql`${record.nextAttemptAt.toISOString()}::timestamptz`
+            : d.nextAttemptAt,
+        ),
       })
-      .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.leaseOwner, delivery.owner)))
-      .returning({ id: webhookDeliveries.id });
-    if (held.length === 0) return false;
-    await tx.insert(webhookAttempts).values({
-      deliveryId: delivery.id,
-      endpointId: delivery.endpointId,
-      attempt: delivery.attempt,
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      durationMs: outcome.durationMs,
-      attemptedAt: outcome.attemptedAt,
-      nextAttemptAt: outcome.nextAttemptAt,
-    });
-    return true;
+      .where(
+        and(
+          inArray(
+            d.id,
+            records.map((record) => record.id),
+          ),
+          eq(d.leaseOwner, owner),
+        ),
+      )
+      .returning({ id: d.id });
+    const recorded = new Set(held.map((row) => row.id));
+    const attempts = records.filter((record) => recorded.has(record.id));
+    if (attempts.length > 0)
+      await tx.insert(webhookAttempts).values(
+        attempts.map((record) => ({
+          deliveryId: record.id,
+          endpointId: record.endpointId,
+          attempt: record.attempt,
+          statusCode: record.statusCode,
+          error: record.error,
+          durationMs: record.durationMs,
+          attemptedAt: record.attemptedAt,
+          nextAttemptAt: record.nextAttemptAt,
+        })),
+      );
+    return recorded;
   });
 }
 

@@ -9,7 +9,7 @@ import {
   readPositionedChanges,
   readRecordedChanges,
 } from '../../db/queries/review-changes';
-import { insertClaimedDelivery, insertDeliveries, recordAttempt } from '../../db/queries/webhook-deliveries';
+import { insertClaimedDelivery, insertDeliveries, recordAttempts } from '../../db/queries/webhook-deliveries';
 import {
   brandCodesOf,
   brandsOfEndpoint,
@@ -213,11 +213,17 @@ export async function attemptTest(
   const attemptedAt = new Date();
   const delivered = outcome.error === null;
   const retryIn = Math.max(RETRY_SCHEDULE_MS[1] ?? 0, outcome.retryAfterMs ?? 0);
-  await recordAttempt(
-    db,
-    { id: event.id, endpointId: endpoint.id, owner, attempt: 1 },
-    { ...outcome, attemptedAt, delivered, nextAttemptAt: delivered ? null : new Date(attemptedAt.getTime() + retryIn) },
-  );
+  await recordAttempts(db, owner, [
+    {
+      id: event.id,
+      endpointId: endpoint.id,
+      attempt: 1,
+      ...outcome,
+      attemptedAt,
+      delivered,
+      nextAttemptAt: delivered ? null : new Date(attemptedAt.getTime() + retryIn),
+    },
+  ]);
   return { id: event.id, outcome };
 }
 

@@ -11,12 +11,13 @@ import {
   readRecordedChanges,
 } from '../../db/queries/review-changes';
 import {
+  type AttemptRecord,
   type ClaimedDelivery,
   claimDeliveries,
   dropMovedBrands,
   nextDueAt,
   oldestPending,
-  recordAttempt,
+  recordAttempts,
   recordEvents,
   releaseDeliveries,
   renewLeases,
@@ -248,12 +249,13 @@ export class WebhookWorker {
             ? await renewLeases(this.options.db, this.owner, ids, new Date(this.now().getTime() + this.leaseMs()))
             : new Set(ids);
         const batch = claimed.filter((delivery) => held.has(delivery.id));
-        // The secrets are opened once a batch, not once an attempt.
+        // The secrets are opened once a batch, not once an attempt; the outcomes are recorded together.
         const secrets = this.secretsOf(endpoint);
-        const outcomes = await Promise.all(batch.map((delivery) => this.attempt(endpoint, delivery, secrets)));
+        const records = await Promise.all(batch.map((delivery) => this.attempt(endpoint, delivery, secrets)));
+        const disabled = await this.record(endpoint, records);
         // Calls waiting on the event loop go before the next batch.
         await yieldToCalls();
-        if (outcomes.includes('disabled')) return;
+        if (disabled) return;
       }
     } catch (error) {
       this.options.log.error({ webhook: endpoint.id, error }, 'webhook delivery failed');
@@ -313,18 +315,18 @@ export class WebhookWorker {
     return recorded && page.hasNext ? page.next : undefined;
   }
 
+  /** One attempt, not yet recorded; undefined when the drain cut it short and the event went back. */
   private async attempt(
     endpoint: WebhookEndpoint,
     delivery: ClaimedDelivery,
     secrets: string[],
-  ): Promise<'done' | 'disabled'> {
-    const { db, log } = this.options;
+  ): Promise<AttemptRecord | undefined> {
     const attempt = delivery.attempts + 1;
     const outcome = await this.send(endpoint, delivery, secrets);
     if (this.stopping.signal.aborted && outcome.error !== null) {
       // Cut short by the drain: the event goes back, to be sent again (same webhook-id) by whoever is running.
-      await releaseDeliveries(db, this.owner, [delivery.id]);
-      return 'done';
+      await releaseDeliveries(this.options.db, this.owner, [delivery.id]);
+      return undefined;
     }
     const attemptedAt = this.now();
     const delivered = outcome.error === null;
@@ -332,20 +334,31 @@ export class WebhookWorker {
     const exhausted = !delivered && attempt >= RETRY_SCHEDULE_MS.length;
     const wait = Math.max(RETRY_SCHEDULE_MS[attempt] ?? 0, outcome.retryAfterMs ?? 0);
     const nextAttemptAt = delivered || gone || exhausted ? null : new Date(attemptedAt.getTime() + wait);
-    const recorded = await recordAttempt(
-      db,
-      { id: delivery.id, endpointId: endpoint.id, owner: this.owner, attempt },
-      { ...outcome, attemptedAt, nextAttemptAt, delivered },
-    );
     metrics?.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : outcome.statusCode ? 'rejected' : 'failed' });
-    if (!recorded || delivered || !(gone || exhausted)) return 'done';
-    // A receiver's 410, or the schedule run out: the endpoint stops and keeps its position and events.
-    const reason = gone
-      ? 'the receiver answered 410 Gone'
-      : `no attempt succeeded in ${RETRY_SCHEDULE_MS.length} tries over about 3 days`;
+    return { id: delivery.id, endpointId: endpoint.id, attempt, ...outcome, attemptedAt, nextAttemptAt, delivered };
+  }
+
+  /**
+   * Records a batch's attempts; true when one of them disabled the endpoint: a receiver's 410, or the
+   * schedule run out. The endpoint then stops and keeps its position and events.
+   */
+  private async record(endpoint: WebhookEndpoint, attempts: (AttemptRecord | undefined)[]): Promise<boolean> {
+    const { db, log } = this.options;
+    const made = attempts.filter((record) => record !== undefined);
+    const recorded = await recordAttempts(db, this.owner, made);
+    const ending = made.find(
+      (record) =>
+        recorded.has(record.id) &&
+        (record.statusCode === 410 || (!record.delivered && record.attempt >= RETRY_SCHEDULE_MS.length)),
+    );
+    if (!ending) return false;
+    const reason =
+      ending.statusCode === 410
+        ? 'the receiver answered 410 Gone'
+        : `no attempt succeeded in ${RETRY_SCHEDULE_MS.length} tries over about 3 days`;
     await setEndpointStatus(db, endpoint.id, 'DISABLED', reason);
     log.warn({ webhook: endpoint.id, reason }, 'webhook endpoint disabled');
-    return 'disabled';
+    return true;
   }
 
   /** The secrets that sign the endpoint's attempts now: both during a rotation's overlap. */
