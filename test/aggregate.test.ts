@@ -27,6 +27,7 @@ import { createLogger } from '../server/logger';
 import { aggregateRows } from './support/aggregate';
 import { DRIVER, NOW, openTestDatabase } from './support/database';
 import { withDatabase } from './support/global-setup';
+import { keptLog } from './support/kept-log';
 
 // D-6: the daily aggregate job. Every test works on its own copy of the template, since the job rewrites
 // the aggregate tables (and some tests add rows it must leave out).
@@ -293,20 +294,6 @@ describe('what a run leaves out', () => {
     expect(days(rows.sales)).toEqual([YESTERDAY, TODAY]);
   });
 });
-
-/** A logger whose lines are kept, and a wait for the first line that holds a text (an event, not a poll). */
-function keptLog() {
-  const lines: string[] = [];
-  const waiters: (() => void)[] = [];
-  const log = createLogger('info', (line) => {
-    lines.push(line);
-    for (const wake of waiters.splice(0)) wake();
-  });
-  const written = async (text: string) => {
-    while (!lines.some((line) => line.includes(text))) await new Promise<void>((resolve) => waiters.push(resolve));
-  };
-  return { lines, log, written };
-}
 
 describe('the daily schedule (D-6)', () => {
   it('runs at 00:05 KST: the next one strictly after now', () => {

@@ -12,13 +12,15 @@ import { MemorySlidingWindow } from '../server/trpc/ratelimit/sliding-window';
 import type { Services } from '../server/trpc/services';
 import { NOW, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
+import { keptLog } from './support/kept-log';
 import { startServer, testServices } from './support/services';
 
 // D-22: what an on-call engineer reads, from the access line, the error line and /metrics.
 
 type Line = Record<string, unknown>;
 let database: Awaited<ReturnType<typeof openTestDatabase>>;
-const lines: string[] = [];
+const kept = keptLog();
+const lines = kept.lines;
 const logged = (): Line[] => lines.map((line) => JSON.parse(line) as Line);
 const accessLines = () => logged().filter((line) => line.msg === 'request');
 let services: Services;
@@ -27,7 +29,7 @@ let server: Awaited<ReturnType<typeof startServer>>;
 beforeAll(async () => {
   database = await openTestDatabase();
   services = testServices(database.db);
-  services.log = createLogger('info', (line) => lines.push(line));
+  services.log = kept.log;
   server = await startServer(services);
 });
 
@@ -35,7 +37,9 @@ beforeAll(async () => {
 async function accessLineOf(send: () => Promise<unknown>): Promise<Line> {
   const before = accessLines().length;
   await send();
-  await expect.poll(() => accessLines().length).toBe(before + 1);
+  // The line is written when the response has finished, which may be after the client has it.
+  await kept.until(() => accessLines().length > before);
+  expect(accessLines()).toHaveLength(before + 1);
   return accessLines()[before] as Line;
 }
 
