@@ -22,7 +22,7 @@ import { NOW, openTestDatabase, transactionsSettled } from '../support/database'
 import { startServer, testServices } from '../support/services';
 import { realDelivery } from '../support/webhook-delivery';
 
-// D-16 as a partner meets it: `npm pack ./sdk` (its prepack builds it), installed into a fresh project
+// D-16 as a partner meets it: the SDK built and packed (`npm pack ./sdk`), installed into a fresh project
 // (test/sdk/consumer) that has nothing else, compiled there with skipLibCheck false (its @ts-expect-error
 // lines must still be errors), and its calls run against a live server on the test database.
 
@@ -158,7 +158,10 @@ async function serve() {
 /** The SDK packed, installed into a copy of the partner project, and the project compiled against it. */
 async function packInstallCompile() {
   work = await mkdtemp(path.join(tmpdir(), 'partner-sdk-'));
-  const packed = await run('npm', ['pack', './sdk', '--pack-destination', work], { cwd: ROOT });
+  // The package's prepack is the generated types' check, then the build: the check is
+  // test/sdk/types.test.ts's rule, so here the build runs alone and `npm pack` packs what it wrote.
+  await run(process.execPath, [path.join(ROOT, 'sdk/scripts/build.mjs')], { cwd: ROOT });
+  const packed = await run('npm', ['pack', './sdk', '--ignore-scripts', '--pack-destination', work], { cwd: ROOT });
   tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) ?? '');
   project = path.join(work, 'project');
   await cp(path.join(ROOT, 'test/sdk/consumer'), project, {
