@@ -6,6 +6,7 @@ import { DrizzleQueryError } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeDatabaseFailure } from '../db/failure';
 import { DRIVER, openTestDatabase } from './support/database';
+import { built } from './support/server-process';
 
 // The commands an operator runs (server/cli, and the server itself): `--help` on each, which does nothing
 // else; a failure of the database in one line naming what, where and which database (db/failure.ts), the
@@ -27,7 +28,7 @@ const COMMANDS = [
 async function run(command: string, args: string[], env: Record<string, string> = {}) {
   const script = command === 'main' ? 'server/main.ts' : `server/cli/${command}.ts`;
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script, ...args], {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [built(script), ...args], {
       cwd: root,
       env: { ...process.env, LOG_LEVEL: 'info', DATABASE_URL: CLOSED, ...env },
     });

@@ -8,7 +8,7 @@ import { reviews } from '../db/schema';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { makeDemoChanges } from '../db/seed/demo-changes';
 import { openTestDatabase } from './support/database';
-import { type LoggedProcess, listeningLine, spawnLogged } from './support/server-process';
+import { built, type LoggedProcess, listeningLine, spawnLogged } from './support/server-process';
 
 // `npm run demo:changes` (partner guide § Keeping a copy in sync): it changes reviews for someone watching
 // the change feed, never those the README and the guides use as examples, and prints which it changed.
@@ -52,7 +52,7 @@ describe('npm run demo:changes against the embedded demo (no DATABASE_URL)', () 
   const env = { ...inherited, LOG_LEVEL: 'info', HOST: '127.0.0.1' };
 
   beforeAll(() => {
-    server = spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    server = spawnLogged(process.execPath, [built('server/main.ts')], {
       cwd: ROOT,
       env: { ...env, PORT: '0' },
     });
@@ -66,7 +66,7 @@ describe('npm run demo:changes against the embedded demo (no DATABASE_URL)', () 
     const { lines } = server as LoggedProcess;
     const base = String((await listeningLine(lines, 90_000)).base);
     const port = new URL(base).port;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'server/cli/demo-changes.ts'], {
+    const { stdout } = await promisify(execFile)(process.execPath, [built('server/cli/demo-changes.ts')], {
       cwd: ROOT,
       env: { ...env, PORT: port },
     });
@@ -82,7 +82,7 @@ describe('npm run demo:changes against the embedded demo (no DATABASE_URL)', () 
   });
 
   it('says in one line that no demo server listens on a port', async () => {
-    const answer = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'server/cli/demo-changes.ts'], {
+    const answer = await promisify(execFile)(process.execPath, [built('server/cli/demo-changes.ts')], {
       cwd: ROOT,
       env: { ...env, PORT: '1' },
     }).catch((error: { code: number; stderr: string }) => error);

@@ -6,7 +6,7 @@ import { DEMO_KEYS } from '../db/seed/demo';
 import { STORE_CLOSE_RESERVE_MS } from '../server/config';
 import { DRIVER, openTestDatabase } from './support/database';
 import { startFaultProxy } from './support/fault-proxy';
-import { listeningLine, spawnLogged } from './support/server-process';
+import { built, listeningLine, spawnLogged } from './support/server-process';
 
 // D-17/D-20: SIGTERM under keep-alive load. The real server process (as `npm start`
 // runs it, on the test database when TEST_DATABASE_URL is set, else the embedded default) is stopped
@@ -21,7 +21,7 @@ let databaseUrl: string | undefined;
 /** The real server process, as `npm start` runs it, with its JSON log lines as they come. */
 async function startServerProcess(env: Record<string, string>) {
   const root = path.resolve(import.meta.dirname, '..');
-  const started = spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const started = spawnLogged(process.execPath, [built('server/main.ts')], {
     cwd: root,
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', ...env },
   });

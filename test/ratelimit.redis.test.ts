@@ -14,7 +14,7 @@ import { MemorySlidingWindow } from '../server/trpc/ratelimit/sliding-window';
 import { openTestDatabase } from './support/database';
 import { expectErrorBody } from './support/errors';
 import { type OwnRedis, REDIS_SERVER_INSTALLED, startOwnRedis } from './support/redis-server';
-import { listeningLine, spawnLogged } from './support/server-process';
+import { built, listeningLine, spawnLogged } from './support/server-process';
 import { startServer, testServices } from './support/services';
 
 // D-14: one limit shared by every instance through Redis, and an in-process fallback when it is slow or
@@ -247,7 +247,7 @@ describe('the start line with a Redis that is not there', () => {
     timeout: 120_000,
   }, async () => {
     const { DATABASE_URL: _, ...env } = process.env;
-    const server = spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    const server = spawnLogged(process.execPath, [built('server/main.ts')], {
       cwd: path.resolve(import.meta.dirname, '..'),
       env: {
         ...env,

@@ -8,7 +8,7 @@ import { type DatabaseHandle, openDatabase } from '../db/client';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { asPostgres, clustersUnavailable, freePort, postgresUid, stopCluster } from './support/clusters';
 import { NOW } from './support/database';
-import { type LoggedProcess, listeningLine, spawnLogged } from './support/server-process';
+import { built, type LoggedProcess, listeningLine, spawnLogged } from './support/server-process';
 
 // D-23 against a real streaming replica: a scratch primary and a `pg_basebackup -R` standby of it, on free
 // ports of this machine, run as the `postgres` OS user, and the server started on both.
@@ -94,7 +94,7 @@ const get = (route: string, at = base) =>
 
 /** A server process on the clusters: the primary, and the replica within MAX_LAG_MS unless `env` says otherwise. */
 function startServer(env: Record<string, string | undefined> = {}): LoggedProcess {
-  return spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  return spawnLogged(process.execPath, [built('server/main.ts')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -19,6 +19,7 @@ import { asPostgres, clustersUnavailable, freePort, PG_BIN, postgresUid, stopClu
 import { openTestDatabase, transactionsSettled } from './support/database';
 import { expectPartnerError } from './support/errors';
 import { createBrandWithReviews, type ReviewSpec } from './support/factories';
+import { built } from './support/server-process';
 import { testServices } from './support/services';
 
 // D-26 across a restore: a `pg_dump` of the run's database restored into a freshly initialised cluster
@@ -170,14 +171,10 @@ describe.skipIf(skipped)(`a restore into another cluster${skipped ? ` — skippe
   it('npm run feed -- expire-cursors makes every cursor there 410; a fresh walk answers 200', async () => {
     const restored = await openRestored();
     const { cursor } = await walk(restored, brandCode);
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'server/cli/feed.ts', 'expire-cursors'],
-      {
-        cwd: ROOT,
-        env: { ...process.env, DATABASE_URL: cluster?.url },
-      },
-    );
+    const { stdout } = await promisify(execFile)(process.execPath, [built('server/cli/feed.ts'), 'expire-cursors'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: cluster?.url },
+    });
     expect(stdout).toBe('every review change feed cursor issued so far now answers 410\n');
     await expectPartnerError(feedOn(restored)(brandCode, cursor), 'PARTNER_API_CURSOR_EXPIRED');
     const { copy } = await walk(restored, brandCode);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { DRIVER, openTestDatabase } from './support/database';
-import { listeningLine, spawnLogged } from './support/server-process';
+import { built, listeningLine, spawnLogged } from './support/server-process';
 
 // D-22 as the real server process wires it (server/main.ts, as `npm start` runs it): METRICS_PORT opens
 // a listener of its own, OTEL_EXPORTER_OTLP_ENDPOINT exports the request's spans down to its SQL, the
@@ -38,7 +38,7 @@ describe(`the server process with metrics and tracing on (${DRIVER})`, () => {
     timeout: 90_000,
   }, async () => {
     const root = path.resolve(import.meta.dirname, '..');
-    const { child, lines, exited } = spawnLogged(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    const { child, lines, exited } = spawnLogged(process.execPath, [built('server/main.ts')], {
       cwd: root,
       env: {
         PATH: process.env.PATH,

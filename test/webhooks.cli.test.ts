@@ -37,6 +37,7 @@ import { signedHeaders } from '../server/webhooks/sign';
 import { checkTarget, type Target } from '../server/webhooks/target';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
 import { type BrandFixture, createBrandWithReviews } from './support/factories';
+import { built } from './support/server-process';
 import { testServices } from './support/services';
 import { addTestEndpoint } from './support/webhook-delivery';
 import { WebhookReceiver } from './support/webhook-receiver';
@@ -98,11 +99,10 @@ function attemptsOf(id: string) {
 
 async function cli(args: string[], env: Record<string, string> = {}) {
   try {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'server/cli/webhooks.ts', ...args],
-      { cwd: root, env: { ...process.env, DATABASE_URL: database.url ?? 'postgres://127.0.0.1:1/none', ...env } },
-    );
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [built('server/cli/webhooks.ts'), ...args], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: database.url ?? 'postgres://127.0.0.1:1/none', ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };

@@ -1,5 +1,16 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
+import path from 'node:path';
 import { expect } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * The compiled form of a source file, as `npm start` and `npm run <command>` run it (dist/): the suite builds
+ * dist/ in its global setup, before any file runs.
+ */
+export function built(source: string): string {
+  return path.join(ROOT, 'dist', source.replace(/\.ts$/, '.js'));
+}
 
 /** A server process started by a test, with the JSON lines of its log (stdout) as they come. */
 export type LoggedProcess = {
