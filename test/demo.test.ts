@@ -23,12 +23,10 @@ import { WebhookReceiver } from './support/webhook-receiver';
 // either way it holds the same demo data, aggregate and constraints as a cluster built the plain way
 // (migrate, seed, aggregate) on the same day, keyword search's GIN indexes aside.
 let scratch: string;
-/** A folder holding the snapshot as `npm run build` writes it; written once, only read by the tests. */
-let snapshotDir: string;
+/** dist/, where the suite's build (its global setup) wrote the snapshot; only read by the tests. */
+const snapshotDir = path.resolve(import.meta.dirname, '../dist');
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'partner-api-demo-'));
-  snapshotDir = path.join(scratch, 'dist');
-  await writeSnapshot(snapshotDir);
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));
 
