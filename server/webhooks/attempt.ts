@@ -83,7 +83,7 @@ export async function postDelivery(
       );
       request.on('error', (error: NodeJS.ErrnoException) => {
         // A kept connection the receiver closed while idle fails before it answers: sent again on a new one.
-        reject(request.reusedSocket && error.code === 'ECONNRESET' ? new ClosedWhileIdle(error) : error);
+        reject(request.reusedSocket && error.code === 'ECONNRESET' ? new ClosedWhileIdle(error.message) : error);
       });
       request.end(body);
     });
@@ -110,11 +110,8 @@ export async function postDelivery(
   }
 }
 
-class ClosedWhileIdle extends Error {
-  constructor(readonly reset: NodeJS.ErrnoException) {
-    super(reset.message);
-  }
-}
+/** A kept connection reset before any answer: the request never reached the receiver's handler. */
+class ClosedWhileIdle extends Error {}
 
 /** A kept connection is closed after this long idle: under the 5 s a Node receiver keeps one by default. */
 const IDLE_MS = 4_000;

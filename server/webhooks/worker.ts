@@ -251,8 +251,8 @@ export class WebhookWorker {
         const batch = claimed.filter((delivery) => held.has(delivery.id));
         // The secrets are opened once a batch, not once an attempt; the outcomes are recorded together.
         const secrets = this.secretsOf(endpoint);
-        const records = await Promise.all(batch.map((delivery) => this.attempt(endpoint, delivery, secrets)));
-        const disabled = await this.record(endpoint, records);
+        const attempts = await Promise.all(batch.map((delivery) => this.attempt(endpoint, delivery, secrets)));
+        const disabled = await this.record(endpoint, attempts);
         // Calls waiting on the event loop go before the next batch.
         await yieldToCalls();
         if (disabled) return;
@@ -315,12 +315,15 @@ export class WebhookWorker {
     return recorded && page.hasNext ? page.next : undefined;
   }
 
-  /** One attempt, not yet recorded; undefined when the drain cut it short and the event went back. */
+  /**
+   * One attempt, not yet recorded, and why it stops the endpoint once recorded (a receiver's 410, or the
+   * schedule run out); undefined when the drain cut it short and the event went back.
+   */
   private async attempt(
     endpoint: WebhookEndpoint,
     delivery: ClaimedDelivery,
     secrets: string[],
-  ): Promise<AttemptRecord | undefined> {
+  ): Promise<{ record: AttemptRecord; stops?: string } | undefined> {
     const attempt = delivery.attempts + 1;
     const outcome = await this.send(endpoint, delivery, secrets);
     if (this.stopping.signal.aborted && outcome.error !== null) {
@@ -330,32 +333,44 @@ export class WebhookWorker {
     }
     const attemptedAt = this.now();
     const delivered = outcome.error === null;
-    const gone = outcome.statusCode === 410;
-    const exhausted = !delivered && attempt >= RETRY_SCHEDULE_MS.length;
+    const stops =
+      outcome.statusCode === 410
+        ? 'the receiver answered 410 Gone'
+        : !delivered && attempt >= RETRY_SCHEDULE_MS.length
+          ? `no attempt succeeded in ${RETRY_SCHEDULE_MS.length} tries over about 3 days`
+          : undefined;
     const wait = Math.max(RETRY_SCHEDULE_MS[attempt] ?? 0, outcome.retryAfterMs ?? 0);
-    const nextAttemptAt = delivered || gone || exhausted ? null : new Date(attemptedAt.getTime() + wait);
+    const nextAttemptAt = delivered || stops ? null : new Date(attemptedAt.getTime() + wait);
     metrics?.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : outcome.statusCode ? 'rejected' : 'failed' });
-    return { id: delivery.id, endpointId: endpoint.id, attempt, ...outcome, attemptedAt, nextAttemptAt, delivered };
+    const record = {
+      id: delivery.id,
+      endpointId: endpoint.id,
+      attempt,
+      ...outcome,
+      attemptedAt,
+      nextAttemptAt,
+      delivered,
+    };
+    return { record, stops };
   }
 
   /**
-   * Records a batch's attempts; true when one of them disabled the endpoint: a receiver's 410, or the
-   * schedule run out. The endpoint then stops and keeps its position and events.
+   * Records a batch's attempts; true when a recorded one stopped the endpoint, which then keeps its
+   * position and events.
    */
-  private async record(endpoint: WebhookEndpoint, attempts: (AttemptRecord | undefined)[]): Promise<boolean> {
+  private async record(
+    endpoint: WebhookEndpoint,
+    attempts: ({ record: AttemptRecord; stops?: string } | undefined)[],
+  ): Promise<boolean> {
     const { db, log } = this.options;
-    const made = attempts.filter((record) => record !== undefined);
-    const recorded = await recordAttempts(db, this.owner, made);
-    const ending = made.find(
-      (record) =>
-        recorded.has(record.id) &&
-        (record.statusCode === 410 || (!record.delivered && record.attempt >= RETRY_SCHEDULE_MS.length)),
+    const made = attempts.filter((attempt) => attempt !== undefined);
+    const recorded = await recordAttempts(
+      db,
+      this.owner,
+      made.map((attempt) => attempt.record),
     );
-    if (!ending) return false;
-    const reason =
-      ending.statusCode === 410
-        ? 'the receiver answered 410 Gone'
-        : `no attempt succeeded in ${RETRY_SCHEDULE_MS.length} tries over about 3 days`;
+    const reason = made.find((attempt) => attempt.stops && recorded.has(attempt.record.id))?.stops;
+    if (!reason) return false;
     await setEndpointStatus(db, endpoint.id, 'DISABLED', reason);
     log.warn({ webhook: endpoint.id, reason }, 'webhook endpoint disabled');
     return true;
