@@ -633,7 +633,7 @@ describe('waking on a change', () => {
       const started: Promise<void>[] = [];
       let passBegan: () => void = () => {};
       const runOnce = running.runOnce.bind(running);
-      const passes = vi.spyOn(running, 'runOnce').mockImplementation(() => {
+      vi.spyOn(running, 'runOnce').mockImplementation(() => {
         const pass = runOnce();
         started.push(pass);
         passBegan();
@@ -652,7 +652,6 @@ describe('waking on a change', () => {
         // The start's pass and the listen's both ran while the change was held back: no notice will come.
         await passesBegun(2);
         await Promise.all(started.slice(0, 2));
-        expect(passes.mock.calls.length).toBeGreaterThanOrEqual(2);
         expect(receiver.requests).toHaveLength(0);
         release();
         await held;

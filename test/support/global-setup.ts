@@ -25,9 +25,9 @@ export default async function setup(project: TestProject) {
 }
 
 /**
- * The compiled server (what `npm start`, the container and several files start) built from the source under
- * test, once, before any file runs: a build empties dist/, so one run while a file starts a server from
- * it, or copies the demo's snapshot, would pull the files from under it.
+ * The compiled server and commands (what `npm start`, `npm run <command>`, the container and many files
+ * start) built from the source under test, once, before any file runs: a build empties dist/ of its
+ * modules, so one run while a file starts a process from it would pull the files from under it.
  */
 async function buildDist() {
   const PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`;
