@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { DrizzleQueryError } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeDatabaseFailure } from '../db/failure';
+import { withDashValues } from '../server/cli/database';
 import { DRIVER, openTestDatabase } from './support/database';
 import { built } from './support/server-process';
 
@@ -85,6 +86,28 @@ describe.skipIf(DRIVER !== 'postgres')('a partner, brand or key that already exi
   ])('%j is refused in one plain line, exit status 1', async ([command, ...args], line) => {
     const answer = await run(command as string, args, { DATABASE_URL: url });
     expect(answer).toMatchObject({ code: 1, stdout: '', stderr: `${line}\n` });
+  });
+});
+
+describe('an option value that begins with a dash (a feed cursor is base64url)', () => {
+  const options = {
+    cursor: { type: 'string' },
+    brand: { type: 'string', multiple: true },
+    verbose: { type: 'boolean' },
+  } as const;
+
+  it('is read as the value, joined to its flag', () => {
+    expect(withDashValues(['replay', 'wh_1', '--cursor', '-Xy9_', '--brand', '-b'], options)).toEqual([
+      'replay',
+      'wh_1',
+      '--cursor=-Xy9_',
+      '--brand=-b',
+    ]);
+  });
+
+  it('leaves values without a dash, a flag of no value, and a long option in the value place as they are', () => {
+    const argv = ['--cursor', 'Xy9', '--verbose', '-h', '--cursor', '--brand', 'b'];
+    expect(withDashValues(argv, options)).toEqual(argv);
   });
 });
 

@@ -40,7 +40,11 @@ export function runCli<const O extends ParseArgsOptionsConfig>(
   };
   let args: ReturnType<typeof parseArgs<{ options: O & typeof COMMON; allowPositionals: true }>>;
   try {
-    args = parseArgs({ options: { ...options, ...COMMON }, allowPositionals: true });
+    args = parseArgs({
+      args: withDashValues(process.argv.slice(2), options),
+      options: { ...options, ...COMMON },
+      allowPositionals: true,
+    });
   } catch (error) {
     return fail(new UsageError(error instanceof Error ? error.message : String(error)));
   }
@@ -49,6 +53,25 @@ export function runCli<const O extends ParseArgsOptionsConfig>(
     process.exit(0);
   }
   body({ values: args.values as ParsedValues<O>, positionals: args.positionals }).then(() => process.exit(0), fail);
+}
+
+/**
+ * A string option's value may begin with '-' (a feed cursor is base64url, and so may a brand code): parseArgs
+ * refuses `--cursor -Xy…` as ambiguous, so such a value is joined to its flag (`--cursor=-Xy…`). A long option
+ * in the value's place (`--cursor --brand`) is left for parseArgs to refuse.
+ */
+export function withDashValues(argv: string[], options: ParseArgsOptionsConfig): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name && options[name]?.type === 'string' && next?.startsWith('-') && !next.startsWith('--')) {
+      joined.push(`${arg}=${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
 }
 
 type ParsedValues<O extends ParseArgsOptionsConfig> = ReturnType<
