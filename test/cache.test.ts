@@ -6,6 +6,7 @@ import { createPartner, insertApiKey, revokeApiKey, setPartnerActive } from '../
 import { RowCache } from '../server/trpc/cache/row-cache';
 import { DRIVER, NOW, openTestDatabase } from './support/database';
 import { expectPartnerError } from './support/errors';
+import { eventually } from './support/eventually';
 import { callerFor, testServices } from './support/services';
 
 // The key and brand cache (server/trpc/cache/): rows read by themselves on first use, one statement at a time,
@@ -168,7 +169,10 @@ describe(`the key and brand cache on one database, two instances (${DRIVER})`, (
     await services.cache.start();
     expect(services.cache.ageMs()).toBe(0);
     clock = 60_000; // a minute without a call: the beats alone bring the age back
-    await expect.poll(() => services.cache.ageMs(), { timeout: 10_000 }).toBe(0);
+    await eventually(
+      () => services.cache.ageMs(),
+      (age) => age === 0,
+    );
     await services.cache.stop();
   });
 

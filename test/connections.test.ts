@@ -15,6 +15,7 @@ import { createRequestContext } from '../server/trpc/context';
 import { errorEnvelope } from '../server/trpc/errors';
 import { openTestDatabase } from './support/database';
 import { expectPartnerError } from './support/errors';
+import { eventually } from './support/eventually';
 import { startServer, testServices } from './support/services';
 
 // D-21: connections are bounded in number and time, so one client cannot stop another being served;
@@ -95,7 +96,10 @@ describe('socket bounds, from Node’s own server options (D-21)', () => {
       }),
     );
     expect(status).toBe(200);
-    await expect.poll(() => silent.closedAt && partial.closedAt, { timeout: 10_000 }).toBeDefined();
+    await eventually(
+      () => silent.closedAt && partial.closedAt,
+      (closed) => closed !== undefined,
+    );
     // Well past the headers timeout and its checks, the idle keep-alive connection is still open.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const [kept] = Object.values(agent.freeSockets).flat();
@@ -111,7 +115,10 @@ describe('socket bounds, from Node’s own server options (D-21)', () => {
     const over = await exchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n', '127.0.0.9');
     expect(over.text).toBe('');
     for (const socket of held) socket.destroy();
-    await expect.poll(() => get(base, '/healthz', '127.0.0.9'), { timeout: 5_000 }).toBe(200);
+    await eventually(
+      () => get(base, '/healthz', '127.0.0.9'),
+      (status) => status === 200,
+    );
   });
 });
 
@@ -172,14 +179,17 @@ describe('unread responses (D-21)', () => {
         return socket;
       }),
     );
-    await expect.poll(() => answered, { timeout: 10_000 }).toBe(clients);
+    await eventually(
+      () => answered,
+      (count) => count === clients,
+    );
     // Every response is on its way, all from one shared buffer: far less than one copy per client.
     const grown = memory() - before;
     expect(grown).toBeLessThan((clients * size) / 5);
     expect(await get(base, '/healthz')).toBe(200);
     // A response not taken within the send timeout, or one the kernel took whole and then idle for the
     // keep-alive timeout: the connection is closed, and the kernel's copy with it.
-    await expect.poll(connections, { timeout: 20_000, interval: 200 }).toBe(0);
+    await eventually(connections, (count) => count === 0, 200);
     const queued = kernelSendQueue(port);
     if (queued !== undefined) expect(queued).toBe(0);
     for (const socket of stalled) socket.destroy();

@@ -63,8 +63,7 @@ describe('npm run demo:changes against the embedded demo (no DATABASE_URL)', () 
   });
 
   it('prints the review ids it changed', { timeout: 120_000 }, async () => {
-    const { lines } = server as LoggedProcess;
-    const base = String((await listeningLine(lines, 90_000)).base);
+    const base = String((await listeningLine(server as LoggedProcess)).base);
     const port = new URL(base).port;
     const { stdout } = await promisify(execFile)(process.execPath, [built('server/cli/demo-changes.ts')], {
       cwd: ROOT,

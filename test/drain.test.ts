@@ -12,8 +12,9 @@ import { built, listeningLine, spawnLogged } from './support/server-process';
 // runs it, on the test database when TEST_DATABASE_URL is set, else the embedded default) is stopped
 // while ten keep-alive clients call it: every call it received is answered, with Connection: close from
 // the signal on; it stops accepting, closes the database and exits 0. A connection idle at the signal is
-// closed; a client whose next call was already on its way on it sees a reset before any byte of an answer
-// and retries the GET, as HTTP clients and the balancer do (D-20). One more keep-alive client holds a call
+// closed (a connection just opened, its first call not yet read, is idle too); a client whose call was on its
+// way on it sees a reset before any byte of an answer and retries the GET, as the balancer does (D-20): each
+// call carries its own request id, so the test knows that no reset call reached the app. One more keep-alive client holds a call
 // half-sent across the signal, so a call the server received before it is answered after it, whatever the
 // ten clients happened to be doing at that instant.
 let databaseUrl: string | undefined;
@@ -25,7 +26,7 @@ async function startServerProcess(env: Record<string, string>) {
     cwd: root,
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', ...env },
   });
-  const base = String((await listeningLine(started.lines)).base);
+  const base = String((await listeningLine(started)).base);
   return { ...started, base };
 }
 const SHOPS = '/partner/v1/brands/chicken-house/shops';
@@ -90,16 +91,18 @@ describe(`SIGTERM under keep-alive load (${DRIVER})`, () => {
     });
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: 10 });
-    const outcome = { ok: 0, closing: 0, refused: 0, retried: 0, failed: [] as string[] };
+    const outcome = { ok: 0, closing: 0, refused: 0, failed: [] as string[], reset: [] as string[] };
+    let calls = 0;
     let loaded = () => {};
     const underLoad = new Promise<void>((resolve) => {
       loaded = resolve;
     });
-    const get = (retry = true): Promise<void> =>
+    const get = (tries = 3): Promise<void> =>
       new Promise<void>((resolve) => {
+        const requestId = `drain-call-${++calls}`;
         const request = http.get(
           `${base}${SHOPS}`,
-          { agent, headers: { 'x-partner-api-key': DEMO_KEYS.active } },
+          { agent, headers: { 'x-partner-api-key': DEMO_KEYS.active, 'x-request-id': requestId } },
           (response) => {
             response.resume();
             response.on('end', () => {
@@ -114,9 +117,10 @@ describe(`SIGTERM under keep-alive load (${DRIVER})`, () => {
         request.on('error', (error: NodeJS.ErrnoException) => {
           // After the drain starts, a new connection is refused: the balancer's cue, not a failed call.
           if (error.code === 'ECONNREFUSED') outcome.refused += 1;
-          else if (retry && request.reusedSocket && error.code === 'ECONNRESET') {
-            outcome.retried += 1;
-            return void get(false).then(resolve);
+          else if (error.code === 'ECONNRESET' && tries > 1) {
+            // Reset before any byte of an answer: retried, and checked below never to have reached the app.
+            outcome.reset.push(requestId);
+            return void get(tries - 1).then(resolve);
           } else outcome.failed.push(error.code ?? error.message);
           resolve();
         });
@@ -149,6 +153,9 @@ describe(`SIGTERM under keep-alive load (${DRIVER})`, () => {
     outcome.ok += 2;
     outcome.closing += 1;
     expect(outcome.failed).toEqual([]);
+    // A call the server read was answered: no reset call has an access line.
+    const received = new Set(lines.filter((line) => line.msg === 'request').map((line) => line.requestId));
+    expect(outcome.reset.filter((requestId) => received.has(requestId))).toEqual([]);
     expect(outcome.refused).toBeGreaterThan(0);
     expect(outcome.closing).toBeGreaterThan(0);
     // It did not go on serving old connections: the drain is short, not thousands of calls long.
@@ -179,7 +186,7 @@ describe.skipIf(DRIVER !== 'postgres')('SIGTERM with the database stalled (D-20,
     if (redisUrl && redisProxy) redisUrl.port = String(redisProxy.port);
     const deadlineMs = 3_000;
     // The drain time by default: the deadline, the stores' reserve and room to spare.
-    const { lines, exited, base, child } = await startServerProcess({
+    const { lines, exited, base, child, logged } = await startServerProcess({
       ...(redisUrl ? { REDIS_URL: redisUrl.toString() } : {}),
       DATABASE_URL: proxied.toString(),
       REQUEST_DEADLINE_MS: String(deadlineMs),
@@ -198,17 +205,19 @@ describe.skipIf(DRIVER !== 'postgres')('SIGTERM with the database stalled (D-20,
       // A connection a balancer already holds, on which it asks for readiness after the signal.
       const probe = net.connect(port, '127.0.0.1');
       let answer = '';
-      probe.on('data', (chunk) => {
-        answer += chunk;
-      });
+      const answered = new Promise<void>((resolve) =>
+        probe.on('data', (chunk) => {
+          answer += chunk;
+          if (/\r\n\r\n\{.*\}$/.test(answer)) resolve();
+        }),
+      );
       await new Promise((resolve) => probe.once('connect', resolve));
       const signalled = Date.now();
       child.kill('SIGTERM');
-      await expect.poll(() => lines.find((line) => line.msg === 'draining'), { timeout: 5_000 }).toBeDefined();
-      const drainMs = Number(lines.find((line) => line.msg === 'draining')?.drainMs);
+      const drainMs = Number((await logged('draining')).drainMs);
       expect(drainMs).toBeGreaterThan(deadlineMs + STORE_CLOSE_RESERVE_MS);
       probe.write('GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n');
-      await expect.poll(() => answer, { timeout: 5_000 }).toMatch(/\r\n\r\n\{.*\}$/);
+      await answered;
       expect(answer).toMatch(/^HTTP\/1\.1 503 /);
       expect(answer.toLowerCase()).toContain('connection: close');
       expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'draining' });

@@ -3,14 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { DEMO_KEYS } from '../db/seed/demo';
 import { parseConfig } from '../server/config';
-import { createLogger, silentLogger } from '../server/logger';
+import { silentLogger } from '../server/logger';
 import { FallbackLimiter } from '../server/trpc/ratelimit/fallback';
 import { connectSharedStore } from '../server/trpc/ratelimit/redis';
 import { MemorySlidingWindow } from '../server/trpc/ratelimit/sliding-window';
 import { DRIVER, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
 import { expectErrorBody } from './support/errors';
+import { eventually } from './support/eventually';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy';
+import { keptLog } from './support/kept-log';
 import { startServer, testServices } from './support/services';
 
 // Stalled or lost stores (D-20) and the Redis outage of D-14, through a real TCP proxy in front of the real
@@ -76,9 +78,10 @@ describe.skipIf(DRIVER !== 'postgres')('PostgreSQL stalled or down (D-20)', () =
         proxy.restore();
       }
       // No restart: the pool reconnects (down) or the stalled statements finish (stall).
-      await expect
-        .poll(async () => (await server.request(shops, { key: DEMO_KEYS.active })).status, { timeout: 15_000 })
-        .toBe(200);
+      await eventually(
+        async () => (await server.request(shops, { key: DEMO_KEYS.active })).status,
+        (status) => status === 200,
+      );
       expect((await server.request('/readyz')).status).toBe(200);
     });
   }
@@ -151,9 +154,10 @@ describe(`a client that goes away (${DRIVER}; D-20, D-22)`, () => {
   }
 
   it('is logged at info as abandoned (499), and the next call is served', async () => {
-    const lines: string[] = [];
+    const kept = keptLog();
+    const { lines } = kept;
     const services = testServices(database.db);
-    services.log = createLogger('info', (line) => lines.push(line));
+    services.log = kept.log;
     const server = await startServer(services);
     await holding(async () => {
       const gone = new AbortController();
@@ -164,7 +168,7 @@ describe(`a client that goes away (${DRIVER}; D-20, D-22)`, () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       gone.abort();
       await call;
-      await expect.poll(() => lines.join('\n'), { timeout: 5_000 }).toContain('client closed the connection');
+      await kept.written('client closed the connection');
     }, 'shops');
     // The client's choice, not a fault (D-22): one access line at info, no error line.
     const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -226,9 +230,11 @@ describe.skipIf(!REDIS_URL)('Redis stalled or down (D-14)', () => {
         expect((await local.limit('k')).remaining).toBe(outage.value.remaining - 1);
         proxy.restore();
         // Back to the shared count, without a restart, once the cooldown has passed.
-        await expect
-          .poll(async () => (await limiter.limit('k')).remaining, { timeout: 10_000, interval: 400 })
-          .toBeLessThan(49);
+        await eventually(
+          async () => (await limiter.limit('k')).remaining,
+          (remaining) => remaining < 49,
+          400,
+        );
       }
     } finally {
       await store.close();

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { eventually } from './support/eventually';
 
 // The log goes to stdout in batches (server/logger.ts): a line waits for its batch, never for the process
 // to end, and what is still waiting when the process exits is written then.
@@ -31,7 +32,8 @@ describe('the log on stdout', () => {
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as { msg: string; i?: number });
     try {
-      await expect.poll(() => messages().map((line) => line.msg), { timeout: 10_000 }).toEqual(['first']);
+      await eventually(messages, (lines) => lines.length > 0);
+      expect(messages().map((line) => line.msg)).toEqual(['first']);
       child.stdin.write('go\n');
       expect(await exited).toBe(0);
       const lines = messages();

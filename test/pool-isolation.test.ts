@@ -7,6 +7,7 @@ import { createLogger } from '../server/logger';
 import { DRIVER, openTestDatabase } from './support/database';
 import { DEMO_BRAND, ENDPOINTS, loadSamples } from './support/endpoints';
 import { expectErrorBody } from './support/errors';
+import { eventually } from './support/eventually';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy';
 import { startServer, testServices } from './support/services';
 
@@ -156,9 +157,10 @@ describe.skipIf(DRIVER !== 'postgres')('the request pool (D-21, PostgreSQL)', ()
         expect(busy.length).toBeGreaterThanOrEqual(answers.length - 4);
         expect(failures().filter((line) => line.cause === POOL_BUSY).length).toBeGreaterThanOrEqual(answers.length - 4);
         proxy.restore();
-        await expect
-          .poll(async () => (await server.request(shops, { key: DEMO_KEYS.active })).status, { timeout: 15_000 })
-          .toBe(200);
+        await eventually(
+          async () => (await server.request(shops, { key: DEMO_KEYS.active })).status,
+          (status) => status === 200,
+        );
       } finally {
         proxy.restore();
         await handle.close();
@@ -171,7 +173,10 @@ describe.skipIf(DRIVER !== 'postgres')('the request pool (D-21, PostgreSQL)', ()
     // A statement that outlasts any test: close() waiting for it would fail this one.
     const running = handle.db.execute(sql`SELECT pg_sleep(3600)`).catch(() => undefined);
     const sleeping = sql`SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(3600)'`;
-    await expect.poll(async () => (await database.rows(sleeping)).length).toBe(1);
+    await eventually(
+      () => database.rows(sleeping),
+      (rows) => rows.length === 1,
+    );
     await handle.close();
     await running;
     // The server notices a closed client only when the statement next writes: end it, as an operator would.

@@ -8,6 +8,7 @@ import { type DatabaseHandle, openDatabase } from '../db/client';
 import { DEMO_KEYS, seedDemo } from '../db/seed/demo';
 import { asPostgres, clustersUnavailable, freePort, postgresUid, stopCluster } from './support/clusters';
 import { NOW } from './support/database';
+import { eventually } from './support/eventually';
 import { built, type LoggedProcess, listeningLine, spawnLogged } from './support/server-process';
 
 // D-23 against a real streaming replica: a scratch primary and a `pg_basebackup -R` standby of it, on free
@@ -69,9 +70,8 @@ const settings = (port: number) =>
 
 /**
  * The reviews table's scans on a server so far (the directories never read it). A session publishes its
- * table statistics after it has been idle a while (10 s on a standby), not at once.
+ * table statistics after it has been idle a while (10 s on a standby), not at once: waited for, not timed.
  */
-const STATISTICS_PUBLISHED_MS = 15_000;
 async function reviewScans(sql: postgres.Sql): Promise<number> {
   const [row] = await sql<{ scans: string }[]>`
     SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS scans FROM pg_stat_user_tables WHERE relname = 'reviews'`;
@@ -283,10 +283,7 @@ function startFeedServers() {
       DATABASE_REPLICA_CHECK_MS: String(10 * CHECK_MS),
     });
     others.push(onPrimary, patient);
-    const [primaryLine, patientLine] = await Promise.all([
-      listeningLine(onPrimary.lines),
-      listeningLine(patient.lines),
-    ]);
+    const [primaryLine, patientLine] = await Promise.all([listeningLine(onPrimary), listeningLine(patient)]);
     await until(() => patient.lines.some((line) => line.msg === 'replica usable'), 20_000);
     return { onPrimary: primaryLine.base, patient: { ...patient, base: patientLine.base } };
   })();
@@ -369,9 +366,11 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
       expect(answer.status, route).toBe(200);
       answers.set(route, answer.body);
     }
-    await expect
-      .poll(() => reviewScans(sql.replica), { timeout: STATISTICS_PUBLISHED_MS, interval: 500 })
-      .toBeGreaterThan(before.replica);
+    await eventually(
+      () => reviewScans(sql.replica),
+      (scans) => scans > before.replica,
+      500,
+    );
     // By now the primary's sessions have been idle as long: what they scanned would show.
     expect(await reviewScans(sql.primary)).toBe(before.primary);
   }, 30_000);
@@ -405,7 +404,10 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
   it('takes the replica back by itself once it answers again', async () => {
     await startCluster(replica.dir, replica.port);
     // Logged once at start, and again now.
-    await expect.poll(() => logged('replica usable').length, { timeout: 10_000 }).toBe(2);
+    await eventually(
+      () => logged('replica usable').length,
+      (usable) => usable === 2,
+    );
     expect(await lastStatements(admin.replica as postgres.Sql, '%"reviews"%')).toBe(0);
     expect((await get(routes[0] as string)).status).toBe(200);
     expect(await lastStatements(admin.replica as postgres.Sql, '%"reviews"%')).toBeGreaterThan(0);
@@ -428,7 +430,10 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     } finally {
       for (const pid of processes) process.kill(pid, 'SIGCONT');
     }
-    await expect.poll(() => logged('replica usable').length, { timeout: 10_000 }).toBe(returned + 1);
+    await eventually(
+      () => logged('replica usable').length,
+      (usable) => usable === returned + 1,
+    );
   });
 
   it("reads on the replica follow a change of a brand's critical range within the brand list's bound (1 s)", async () => {
@@ -453,7 +458,10 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
       .toBe(left + 1);
     expect(logged('replica skipped')[left]).toMatchObject({ replica: 0, reason: 'behind' });
     await sql.replica`SELECT pg_wal_replay_resume()`;
-    await expect.poll(() => logged('replica usable').length, { timeout: 5_000 }).toBe(returned + 1);
+    await eventually(
+      () => logged('replica usable').length,
+      (usable) => usable === returned + 1,
+    );
   });
 
   it('a walk of the review change feed on the replica builds a copy equal to the review list, with writes on the primary between its pages', async () => {

@@ -18,6 +18,7 @@ import { createRequestContext } from '../server/trpc/context';
 import { asPostgres, clustersUnavailable, freePort, PG_BIN, postgresUid, stopCluster } from './support/clusters';
 import { openTestDatabase, transactionsSettled } from './support/database';
 import { expectPartnerError } from './support/errors';
+import { eventually } from './support/eventually';
 import { createBrandWithReviews, type ReviewSpec } from './support/factories';
 import { built } from './support/server-process';
 import { testServices } from './support/services';
@@ -195,7 +196,10 @@ describe.skipIf(skipped)(`a restore into another cluster${skipped ? ` — skippe
         await tx`SELECT pg_current_xact_id()`;
         await tx`PREPARE TRANSACTION 'feed-stall-test'`;
       });
-      await expect.poll(() => watch.check(), { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+      await eventually(
+        () => watch.check(),
+        (named) => named >= 1,
+      );
       expect(lines.filter((line) => line.msg === 'review change feed held back by an open transaction')).toEqual([
         expect.objectContaining({ gid: 'feed-stall-test', database: DATABASE, pid: null }),
       ]);

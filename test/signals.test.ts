@@ -71,13 +71,14 @@ const refused = (port: number) =>
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
   });
 
-async function signalAndCheck({ child, lines, exited }: Started, signal: NodeJS.Signals) {
-  const base = String((await listeningLine(lines, 90_000)).base);
+async function signalAndCheck(server: Started, signal: NodeJS.Signals) {
+  const { child, lines, exited } = server;
+  const base = String((await listeningLine(server)).base);
   const port = Number(new URL(base).port);
   const answer = await fetch(`${base}/partner/v1/brands`, { headers: { 'x-partner-api-key': DEMO_KEYS.active } });
   expect(answer.status).toBe(200);
-  const server = childrenOf(child.pid ?? 0);
-  for (const pid of [child.pid ?? 0, ...server]) started.add(pid);
+  const servers = childrenOf(child.pid ?? 0);
+  for (const pid of [child.pid ?? 0, ...servers]) started.add(pid);
 
   // The signal goes to the started process's own PID only, never its group.
   child.kill(signal);
@@ -85,7 +86,7 @@ async function signalAndCheck({ child, lines, exited }: Started, signal: NodeJS.
   expect(lines.find((line) => line.msg === 'draining')).toMatchObject({ signal });
   expect(lines.find((line) => line.msg === 'stopped')).toMatchObject({ drained: true, database: 'closed' });
   expect(await refused(port)).toBe(true);
-  for (const pid of server) expect(alive(pid), `server process ${pid} outlived npm`).toBe(false);
+  for (const pid of servers) expect(alive(pid), `server process ${pid} outlived npm`).toBe(false);
 }
 
 describe(`signals reach the compiled server (${DRIVER})`, () => {

@@ -12,6 +12,7 @@ import { MemorySlidingWindow } from '../server/trpc/ratelimit/sliding-window';
 import type { Services } from '../server/trpc/services';
 import { NOW, openTestDatabase } from './support/database';
 import { DEMO_BRAND } from './support/endpoints';
+import { eventually } from './support/eventually';
 import { keptLog } from './support/kept-log';
 import { startServer, testServices } from './support/services';
 
@@ -271,7 +272,7 @@ describe('the metrics listener (D-22)', () => {
     await limited.limit('key:x');
     await limited.limit('key:x');
     const schedule = scheduleDailyAggregate({ db: database.db, log: silentLogger, now: () => NOW });
-    await expect.poll(scrape, { timeout: 20_000 }).toMatch(/partner_api_aggregate_runs_total\{outcome="\w+"\} 1/);
+    await eventually(scrape, (text) => /partner_api_aggregate_runs_total\{outcome="\w+"\} 1/.test(text));
     await schedule.stop();
 
     const text = await scrape();

@@ -9,6 +9,7 @@ import { brands, webhookAttempts, webhookDeliveries, webhookEndpoints } from '..
 import { DEMO_KEYS, DEMO_WEBHOOK } from '../db/seed/demo';
 import { openFeedCursor } from '../routers/reviews/feed-cursor';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
+import { eventually } from './support/eventually';
 import { createBrandWithReviews } from './support/factories';
 import { type LoggedProcess, spawnLogged } from './support/server-process';
 import { addTestEndpoint } from './support/webhook-delivery';
@@ -212,9 +213,10 @@ describe.skipIf(DRIVER !== 'postgres')('webhooks from several instances on one P
       }
       expect(applied(requests)).toEqual(await listed(one, fixture.brandCode));
       // Recorded as delivered by one attempt each: no instance sent an event the other had.
-      await expect
-        .poll(async () => (await deliveriesOf(fixture.webhookId)).map((row) => row.status), { timeout: 30_000 })
-        .toEqual(made.map(() => 'DELIVERED'));
+      await eventually(
+        () => deliveriesOf(fixture.webhookId),
+        (rows) => rows.length === made.length && rows.every((row) => row.status === 'DELIVERED'),
+      );
       const attempts = await attemptsOf(fixture.webhookId);
       expect(attempts.map((attempt) => attempt.deliveryId).sort()).toEqual(made);
       expect(attempts.map((attempt) => attempt.statusCode)).toEqual(made.map(() => 204));
@@ -254,9 +256,11 @@ describe.skipIf(DRIVER !== 'postgres')('webhooks from several instances on one P
       expect(again.event).toEqual(held.event);
       expect(arrivedAt.get(again)).toBeGreaterThanOrEqual(lease?.leaseUntil?.getTime() ?? Number.POSITIVE_INFINITY);
       // The killed instance recorded nothing; the other's attempt delivered the event.
-      await expect
-        .poll(async () => (await deliveriesOf(fixture.webhookId)).map((row) => row.status), { timeout: 30_000 })
-        .toEqual(['DELIVERED']);
+      const [delivery] = await eventually(
+        () => deliveriesOf(fixture.webhookId),
+        (rows) => rows.length === 1 && rows[0]?.status === 'DELIVERED',
+      );
+      expect(delivery?.status).toBe('DELIVERED');
       const attempts = await attemptsOf(fixture.webhookId);
       expect(attempts.map((attempt) => [attempt.deliveryId, attempt.attempt, attempt.statusCode])).toEqual([
         [held.id, 1, 204],

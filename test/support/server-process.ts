@@ -1,6 +1,5 @@
 import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import path from 'node:path';
-import { expect } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -16,6 +15,7 @@ export function built(source: string): string {
 export type LoggedProcess = {
   child: ChildProcess;
   lines: Record<string, unknown>[];
+  /** The exit code, once the process exited and its stdout was read to the end. */
   exited: Promise<number | null>;
   /** The first line whose `msg` is `msg`, as soon as it is read; rejects if the process exits without it. */
   logged(msg: string): Promise<Record<string, unknown>>;
@@ -34,9 +34,9 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
     for (const line of parts) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
     for (const check of waiting) check();
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  // After 'exit', stdout may still hold lines: 'close' comes once it is read to the end.
-  const closed = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  // After 'exit', stdout may still hold lines: 'close' comes once it is read to the end, so a test that
+  // awaited `exited` reads every line the process wrote.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const logged = (msg: string) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       const check = () => {
@@ -47,7 +47,7 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
       };
       waiting.add(check);
       check();
-      void closed.then((code) => {
+      void exited.then((code) => {
         check();
         if (waiting.delete(check)) reject(new Error(`the process exited (${code}) without logging "${msg}"`));
       });
@@ -55,8 +55,7 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
   return { child, lines, exited, logged };
 }
 
-/** The server's `listening` line, once it has logged one. */
-export async function listeningLine(lines: Record<string, unknown>[], timeout = 60_000) {
-  await expect.poll(() => lines.find((line) => line.msg === 'listening'), { timeout }).toBeDefined();
-  return lines.find((line) => line.msg === 'listening') as Record<string, unknown> & { base: string };
+/** The server's `listening` line, as soon as it is logged; rejects if the process exits first. */
+export async function listeningLine(started: Pick<LoggedProcess, 'logged'>) {
+  return (await started.logged('listening')) as Record<string, unknown> & { base: string };
 }
