@@ -10,7 +10,6 @@ import {
   lt,
   lte,
   min,
-  notExists,
   or,
   type SQL,
   sql,
@@ -70,24 +69,27 @@ export type ClaimedDelivery = Pick<
 >;
 
 /**
- * An earlier pending event of the same review to the same endpoint, for the outer query's row: while one
- * exists, the row waits (D-28: two events of one review are never in flight to one endpoint at once).
+ * Whether the outer query's row is the first pending event of its review to its endpoint: a later one waits
+ * (D-28: two events of one review are never in flight to one endpoint at once, and they arrive in order).
+ * An event of no review (a test, a feed.expired) waits for none. A scalar subquery, looked up per row with
+ * webhook_deliveries_pending_review_idx: PostgreSQL never turns it into a join, whose plan, made from the
+ * statistics of a queue that churns, could scan every pending event of the endpoint for each row.
  */
-function earlierPendingOfReview(db: Db) {
+function firstPendingOfReview(db: Db) {
   const d = webhookDeliveries;
-  const earlier = alias(webhookDeliveries, 'earlier');
-  return db
-    .select({ one: sql`1` })
-    .from(earlier)
+  const same = alias(webhookDeliveries, 'same');
+  const first = db
+    .select({ seq: min(same.seq) })
+    .from(same)
     .where(
       and(
-        eq(earlier.endpointId, d.endpointId),
-        eq(earlier.status, 'PENDING'),
-        eq(earlier.reviewCode, d.reviewCode),
-        eq(earlier.brandId, d.brandId),
-        lt(earlier.seq, d.seq),
+        eq(same.endpointId, d.endpointId),
+        eq(same.status, 'PENDING'),
+        eq(same.reviewCode, d.reviewCode),
+        eq(same.brandId, d.brandId),
       ),
     );
+  return or(isNull(d.reviewCode), sql`${d.seq} = (${first})`);
 }
 
 /**
@@ -102,7 +104,6 @@ export async function claimDeliveries(
   claim: { endpointId: string; partnerId: number; owner: string; now: Date; until: Date; limit: number },
 ): Promise<ClaimedDelivery[]> {
   const c = webhookDeliveries;
-  const earlierOfReview = earlierPendingOfReview(db);
   const brandOfPartner = db
     .select({ one: sql`1` })
     .from(brands)
@@ -116,7 +117,7 @@ export async function claimDeliveries(
         eq(c.status, 'PENDING'),
         lte(c.nextAttemptAt, claim.now),
         or(isNull(c.leaseUntil), lt(c.leaseUntil, claim.now)),
-        notExists(earlierOfReview),
+        firstPendingOfReview(db),
         or(isNull(c.brandId), exists(brandOfPartner)),
       ),
     )
@@ -258,7 +259,7 @@ export async function nextDueAt(db: Db): Promise<Date | undefined> {
     .from(d)
     .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, d.endpointId), eq(webhookEndpoints.status, 'ACTIVE')))
     .innerJoin(partners, and(eq(partners.id, webhookEndpoints.partnerId), eq(partners.isActive, true)))
-    .where(and(eq(d.status, 'PENDING'), notExists(earlierPendingOfReview(db))));
+    .where(and(eq(d.status, 'PENDING'), firstPendingOfReview(db)));
   return row?.at ?? undefined;
 }
 
