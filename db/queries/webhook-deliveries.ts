@@ -18,6 +18,7 @@ import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
 import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
 import type { ChangesPosition } from './review-changes';
+import { preparedOnce } from './reviews';
 import { movePosition } from './webhooks';
 
 // The events of webhook endpoints and their attempts (D-28). A worker holds an event through a lease (an
@@ -103,30 +104,43 @@ export async function claimDeliveries(
   db: Db,
   claim: { endpointId: string; partnerId: number; owner: string; now: Date; until: Date; limit: number },
 ): Promise<ClaimedDelivery[]> {
+  // Every claim has one shape: built and prepared once, then only bound (instants as ISO text, as the
+  // driver takes a placeholder's value).
+  const claimed = await preparedOnce(db, 'webhook_claim', () => claimStatement(db)).execute({
+    ...claim,
+    now: claim.now.toISOString(),
+    until: claim.until.toISOString(),
+  });
+  // RETURNING keeps no order: the events go out in the order they were made.
+  return claimed.sort((a, b) => a.seq - b.seq).map(({ seq: _, ...row }) => row);
+}
+
+function claimStatement(db: Db) {
   const c = webhookDeliveries;
+  const now = sql.placeholder('now');
   const brandOfPartner = db
     .select({ one: sql`1` })
     .from(brands)
-    .where(and(eq(brands.id, c.brandId), eq(brands.partnerId, claim.partnerId)));
+    .where(and(eq(brands.id, c.brandId), eq(brands.partnerId, sql.placeholder('partnerId'))));
   const due = db
     .select({ id: c.id })
     .from(c)
     .where(
       and(
-        eq(c.endpointId, claim.endpointId),
+        eq(c.endpointId, sql.placeholder('endpointId')),
         eq(c.status, 'PENDING'),
-        lte(c.nextAttemptAt, claim.now),
-        or(isNull(c.leaseUntil), lt(c.leaseUntil, claim.now)),
+        lte(c.nextAttemptAt, now),
+        or(isNull(c.leaseUntil), lt(c.leaseUntil, now)),
         firstPendingOfReview(db),
         or(isNull(c.brandId), exists(brandOfPartner)),
       ),
     )
     .orderBy(asc(c.seq))
-    .limit(claim.limit)
+    .limit(sql.placeholder('limit'))
     .for('update', { skipLocked: true });
-  const claimed = await db
+  return db
     .update(c)
-    .set({ leaseOwner: claim.owner, leaseUntil: claim.until })
+    .set({ leaseOwner: sql`${sql.placeholder('owner')}`, leaseUntil: sql`${sql.placeholder('until')}` })
     .where(inArray(c.id, due))
     .returning({
       id: c.id,
@@ -138,8 +152,6 @@ export async function claimDeliveries(
       attempts: c.attempts,
       seq: c.seq,
     });
-  // RETURNING keeps no order: the events go out in the order they were made.
-  return claimed.sort((a, b) => a.seq - b.seq).map(({ seq: _, ...row }) => row);
 }
 
 export type Outcome = {
