@@ -4,7 +4,8 @@ import { type Db, liftRequestBounds } from '../client';
 import { brands, reviewChanges, reviewChangesPruned, reviewFeedHistory, reviews, shops } from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit } from './pagination';
-import { afterInList, LIST_ORDER, preparedOnce, type ReviewPosition, reviewColumns, toReview } from './reviews';
+import { preparedOnce } from './prepared';
+import { afterInList, LIST_ORDER, type ReviewPosition, reviewColumns, toReview } from './reviews';
 
 // The review change feed (D-26). A walk first reads every review the brand has, in the list's order, then
 // the changes recorded after the last one its first read saw. Positions are PostgreSQL transaction ids: the

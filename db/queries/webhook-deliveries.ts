@@ -17,8 +17,8 @@ import {
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
 import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
+import { preparedOnce } from './prepared';
 import type { ChangesPosition } from './review-changes';
-import { preparedOnce } from './reviews';
 import { movePosition } from './webhooks';
 
 // The events of webhook endpoints and their attempts (D-28). A worker holds an event through a lease (an

@@ -5,6 +5,7 @@ import { reviews, shops } from '../../schema';
 import { PUBLIC_CODE } from '../../schema/columns';
 import type { platformEnum } from '../../schema/enums';
 import { literalLimit, type PageRequest, paginate } from '../pagination';
+import { preparedOnce } from '../prepared';
 import { type CriticalBrand, isCritical, matchesKeyword, type ReviewBrand } from './rules';
 
 export type ReviewFilters = {
@@ -171,31 +172,6 @@ function listQuery(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: 
 function shapeOf(filters: ReviewFilters, window: ReviewWindow): string {
   const present = Object.keys(filters).filter((name) => filters[name as keyof ReviewFilters] !== undefined);
   return `${present.sort().join(',')}|${filters.critical ?? ''}|${window.limit}|${window.after ? 'after' : ''}|${window.offset > 0 ? 'offset' : ''}`;
-}
-
-const MAX_SHAPES = 256;
-
-type Preparable = { prepare(name: string): { execute(values: Record<string, unknown>): Promise<unknown> } };
-const prepared = new WeakMap<Db, Map<string, unknown>>();
-
-/**
- * A statement built and prepared once per handle under `name`, which names its shape (D-25): calls of one
- * shape run it with their own values, and PostgreSQL plans it once per connection. At most MAX_SHAPES.
- */
-export function preparedOnce<Query extends Preparable>(
-  db: Db,
-  name: string,
-  build: () => Query,
-): ReturnType<Query['prepare']> {
-  const statements = prepared.get(db) ?? new Map<string, unknown>();
-  prepared.set(db, statements);
-  let statement = statements.get(name);
-  if (!statement) {
-    if (statements.size >= MAX_SHAPES) statements.clear();
-    statement = build().prepare(name);
-    statements.set(name, statement);
-  }
-  return statement as ReturnType<Query['prepare']>;
 }
 
 function preparedList(db: Db, filters: ReviewFilters, window: ReviewWindow, bound: Bindings) {
