@@ -256,11 +256,10 @@ describe.skipIf(DRIVER !== 'postgres')('webhooks from several instances on one P
       expect(again.event).toEqual(held.event);
       expect(arrivedAt.get(again)).toBeGreaterThanOrEqual(lease?.leaseUntil?.getTime() ?? Number.POSITIVE_INFINITY);
       // The killed instance recorded nothing; the other's attempt delivered the event.
-      const [delivery] = await eventually(
+      await eventually(
         () => deliveriesOf(fixture.webhookId),
         (rows) => rows.length === 1 && rows[0]?.status === 'DELIVERED',
       );
-      expect(delivery?.status).toBe('DELIVERED');
       const attempts = await attemptsOf(fixture.webhookId);
       expect(attempts.map((attempt) => [attempt.deliveryId, attempt.attempt, attempt.statusCode])).toEqual([
         [held.id, 1, 204],
