@@ -5,6 +5,19 @@ import { CONNECT_CODES, causeChain } from './failure';
 
 export type Replica = { index: number; handle: DatabaseHandle; usable: boolean };
 
+/** What the probes read time from: the process's clock, or a test's. */
+export type ProbeClock = {
+  /** Milliseconds on a monotonic clock. */
+  now(): number;
+  /** Resolves once `ms` have passed. */
+  elapsed(ms: number): Promise<void>;
+};
+
+const processClock: ProbeClock = {
+  now: () => performance.now(),
+  elapsed: (ms) => delay(ms, undefined, { ref: false }),
+};
+
 /** The read replicas of D-23: `pick()` a usable one in turn, probed every `checkMs` against `maxLagMs`. */
 export class Replicas {
   readonly replicas: Replica[];
@@ -19,14 +32,17 @@ export class Replicas {
     private readonly options: {
       maxLagMs: number;
       checkMs: number;
+      /** The first probe opens the connections, so it waits as long as a connection may take to open. */
+      connectTimeoutMs?: number;
       onChange?: (replica: number, usable: boolean, reason: string) => void;
+      clock?: ProbeClock;
     },
   ) {
     this.replicas = handles.map((handle, index) => ({ index, handle, usable: false }));
   }
 
   async start(): Promise<void> {
-    await this.check();
+    await this.check(Math.max(this.options.checkMs, this.options.connectTimeoutMs ?? 0));
     this.timer = setInterval(() => void this.check(), this.options.checkMs).unref();
   }
 
@@ -44,10 +60,11 @@ export class Replicas {
     return this.replicas.filter((replica) => replica.usable).length;
   }
 
-  async check(): Promise<void> {
-    const now = performance.now();
+  /** One probe: a server that has not answered within `answerMs` (the interval) is unreachable. */
+  async check(answerMs = this.options.checkMs): Promise<void> {
+    const now = this.clock.now();
     const asked = this.primary.control.execute(sql`SELECT pg_current_wal_lsn()::text AS position`);
-    const [row] = await this.within(asked).then(
+    const [row] = await this.within(asked, answerMs).then(
       (rows) => rows as unknown as { position: string }[],
       () => [],
     );
@@ -61,6 +78,7 @@ export class Replicas {
           replica.handle.control.execute(
             sql`SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn() >= ${reference ?? '0/0'}::pg_lsn AS caught_up`,
           ),
+          answerMs,
         ).then(
           (result) => {
             const [row] = result as unknown as { standby: boolean; caught_up: boolean | null }[];
@@ -85,11 +103,12 @@ export class Replicas {
     replica.usable = usable;
   }
 
-  private async within<T>(work: Promise<T>): Promise<T> {
-    const ms = this.options.checkMs;
-    const late = delay(ms, undefined, { ref: false }).then(() =>
-      Promise.reject(new Error(`no answer within ${ms} ms`)),
-    );
+  private get clock(): ProbeClock {
+    return this.options.clock ?? processClock;
+  }
+
+  private async within<T>(work: Promise<T>, ms: number): Promise<T> {
+    const late = this.clock.elapsed(ms).then(() => Promise.reject(new Error(`no answer within ${ms} ms`)));
     return Promise.race([work, late]);
   }
 }

@@ -59,6 +59,7 @@ async function main() {
       ? new Replicas(database, await Promise.all(config.DATABASE_REPLICA_URLS.map(openServer)), {
           maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
           checkMs: config.DATABASE_REPLICA_CHECK_MS,
+          connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
           onChange: (replica, usable, reason) =>
             usable ? log.info({ replica }, 'replica usable') : log.warn({ replica, reason }, 'replica skipped'),
         })

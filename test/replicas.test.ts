@@ -14,15 +14,17 @@ import { built, type LoggedProcess, listeningLine, spawnLogged } from './support
 // D-23 against a real streaming replica: a scratch primary and a `pg_basebackup -R` standby of it, on free
 // ports of this machine, run as the `postgres` OS user, and the server started on both.
 const ROOT = path.resolve(import.meta.dirname, '..');
-const CHECK_MS = 200;
-const MAX_LAG_MS = 3_000;
-/** The server's request deadline: a call caught on a replica that stalls answers 500 by then. */
-const DEADLINE_MS = 2_000;
 /**
- * A replica that stops answering is skipped from the next probe on, whose question times out after a
- * probe interval: within two intervals. The margin is for a machine shared with other work.
+ * The default probe interval. How soon a probe skips a replica, counted in probes, is
+ * test/read-replicas.test.ts's, on a clock it moves; here a real standby stops, stalls and falls behind.
  */
-const LEAVES_WITHIN_MS = 2 * CHECK_MS + 2_000;
+const CHECK_MS = 1_000;
+const MAX_LAG_MS = 3_000;
+/**
+ * The server's request deadline: a call caught on a replica that stalls answers 500 by then. A stall is
+ * noticed within two probe intervals, well before it, so no further call reaches the stalled replica.
+ */
+const DEADLINE_MS = 5_000;
 const BRAND = 'chicken-house';
 
 const skipped = clustersUnavailable(['initdb', 'pg_ctl', 'pg_basebackup']);
@@ -116,19 +118,10 @@ function startServer(env: Record<string, string | undefined> = {}): LoggedProces
   });
 }
 
-/** Resolves once `done` holds (checked every 100 ms); rejects after `timeout` ms (a hook cannot use expect.poll). */
-async function until(done: () => boolean | Promise<boolean>, timeout: number) {
-  const end = performance.now() + timeout;
-  while (!(await done())) {
-    if (performance.now() > end) throw new Error(`not done within ${timeout} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /**
  * Calls of every route, three at a time, while `fault` befalls the replica: until it is skipped and half a
- * second more (calls then on the primary). What failed, how many calls, how soon it was skipped and why,
- * and what /readyz and the replica gauge said meanwhile.
+ * second more (calls then on the primary). What failed, how many calls, why it was skipped, and what
+ * /readyz and the replica gauge said meanwhile.
  */
 async function underLoad(fault: () => void) {
   // Without routes every call fails before any I/O, and the workers would never let a timer run.
@@ -148,14 +141,15 @@ async function underLoad(fault: () => void) {
   const left = logged('replica skipped').length;
   try {
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const faultAt = performance.now();
     fault();
-    await until(() => logged('replica skipped').length > left, LEAVES_WITHIN_MS + 5_000);
-    const leftAfterMs = performance.now() - faultAt;
+    await eventually(
+      () => logged('replica skipped').length,
+      (skips) => skips > left,
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
     const ready = (await fetch(`${base}/readyz`)).status;
     const inRotation = await metric('partner_api_db_replicas_in_rotation');
-    return { failures, calls, leftAfterMs, left: logged('replica skipped')[left], ready, inRotation };
+    return { failures, calls, left: logged('replica skipped')[left], ready, inRotation };
   } finally {
     running = false;
     await Promise.all(workers);
@@ -166,6 +160,22 @@ async function underLoad(fault: () => void) {
 function childrenOf(pid: number): number[] {
   return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
 }
+
+/**
+ * Resolves once the server has the replica in rotation. A probe that a busy machine leaves unanswered for
+ * an interval skips a healthy replica until the next one (D-23): a test that needs it waits for it here.
+ */
+const inRotation = () =>
+  eventually(
+    () => metric('partner_api_db_replicas_in_rotation'),
+    (lines) => lines[0] === 'partner_api_db_replicas_in_rotation 1',
+  );
+
+/** The skips after the first `from` for the replica being behind: what a rebuild or a walk must not cause. */
+const behindSkips = (from = 0) =>
+  logged('replica skipped')
+    .slice(from)
+    .filter((line) => line.reason === 'behind');
 
 /** The server's metric lines that start with `name`. */
 async function metric(name: string): Promise<string[]> {
@@ -240,20 +250,23 @@ async function insertReview(sql: postgres.Sql, code: string, writtenAt: Date) {
 async function replicaReplayed(sql: { primary: postgres.Sql; replica: postgres.Sql }) {
   const [{ position } = { position: '0/0' }] = await sql.primary<{ position: string }[]>`
     SELECT pg_current_wal_lsn()::text AS position`;
-  await until(async () => {
-    const [row] = await sql.replica<{ replayed: boolean }[]>`
-      SELECT pg_last_wal_replay_lsn() >= ${position}::pg_lsn AS replayed`;
-    return row?.replayed === true;
-  }, 20_000);
+  await eventually(
+    async () =>
+      (
+        await sql.replica<{ replayed: boolean }[]>`
+      SELECT pg_last_wal_replay_lsn() >= ${position}::pg_lsn AS replayed`
+      )[0]?.replayed,
+    (replayed) => replayed === true,
+  );
 }
 
 /** Runs `work` while the standby replays nothing, then waits for it to catch up. */
 async function whileReplayPaused(sql: { primary: postgres.Sql; replica: postgres.Sql }, work: () => Promise<void>) {
   await sql.replica`SELECT pg_wal_replay_pause()`;
   try {
-    await until(
-      async () => (await sql.replica`SELECT pg_get_wal_replay_pause_state() AS state`)[0]?.state === 'paused',
-      10_000,
+    await eventually(
+      async () => (await sql.replica`SELECT pg_get_wal_replay_pause_state() AS state`)[0]?.state,
+      (state) => state === 'paused',
     );
     await work();
   } finally {
@@ -284,7 +297,7 @@ function startFeedServers() {
     });
     others.push(onPrimary, patient);
     const [primaryLine, patientLine] = await Promise.all([listeningLine(onPrimary), listeningLine(patient)]);
-    await until(() => patient.lines.some((line) => line.msg === 'replica usable'), 20_000);
+    await eventually(() => patient.lines.some((line) => line.msg === 'replica usable'), Boolean);
     return { onPrimary: primaryLine.base, patient: { ...patient, base: patientLine.base } };
   })();
   return feedServers;
@@ -327,14 +340,13 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     replica = await startCluster(replicaDir, replicaPort);
     admin.primary = postgres(primary.url, { max: 1, onnotice: () => {} });
     admin.replica = postgres(replica.url, { max: 1, onnotice: () => {} });
-    await until(
-      async () => (await admin.primary?.unsafe('SELECT state FROM pg_stat_replication'))?.[0]?.state === 'streaming',
-      20_000,
+    await eventually(
+      async () => (await admin.primary?.unsafe('SELECT state FROM pg_stat_replication'))?.[0]?.state,
+      (state) => state === 'streaming',
     );
 
     server = startServer();
-    await until(() => logged('listening').length > 0, 60_000);
-    base = String(logged('listening')[0]?.base);
+    base = (await listeningLine(server)).base;
   }, 120_000);
 
   afterAll(async () => {
@@ -375,20 +387,20 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     expect(await reviewScans(sql.primary)).toBe(before.primary);
   }, 30_000);
 
-  it('keeps the replica usable through a rebuild of the daily aggregate on the primary', async () => {
+  it('does not find the replica behind through a rebuild of the daily aggregate on the primary', async () => {
     seedHandle = await openDatabase({ url: primary.url, maxConnections: 2 });
     await buildDailyAggregate(seedHandle.db, { now: NOW });
-    // A few checks after the burst.
-    await new Promise((resolve) => setTimeout(resolve, 5 * CHECK_MS));
-    expect(logged('replica skipped')).toEqual([]);
+    // Two probes after the burst.
+    await new Promise((resolve) => setTimeout(resolve, 2 * CHECK_MS));
+    expect(behindSkips()).toEqual([]);
   });
 
-  it('loses no call when the replica stops, skips it within two probes, and stays ready', async () => {
+  it('loses no call when the replica stops, skips it, and stays ready', async () => {
+    await inRotation();
     const outcome = await underLoad(() => asPostgres('pg_ctl', ['-D', replica.dir, '-m', 'immediate', 'stop']));
     expect(outcome.failures).toEqual([]);
     expect(outcome.calls).toBeGreaterThan(routes.length);
     expect(outcome.left).toMatchObject({ replica: 0 });
-    expect(outcome.leftAfterMs).toBeLessThan(LEAVES_WITHIN_MS);
     expect(outcome.ready).toBe(200);
     expect(outcome.inRotation).toEqual(['partner_api_db_replicas_in_rotation 0']);
   });
@@ -403,11 +415,7 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
 
   it('takes the replica back by itself once it answers again', async () => {
     await startCluster(replica.dir, replica.port);
-    // Logged once at start, and again now.
-    await eventually(
-      () => logged('replica usable').length,
-      (usable) => usable === 2,
-    );
+    await inRotation();
     expect(await lastStatements(admin.replica as postgres.Sql, '%"reviews"%')).toBe(0);
     expect((await get(routes[0] as string)).status).toBe(200);
     expect(await lastStatements(admin.replica as postgres.Sql, '%"reviews"%')).toBeGreaterThan(0);
@@ -416,7 +424,7 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
   it('when the replica stalls (answers nothing), only the calls already on it fail, by their deadline', async () => {
     const postmaster = Number(readFileSync(path.join(replica.dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     const processes = [postmaster, ...childrenOf(postmaster)];
-    const returned = logged('replica usable').length;
+    await inRotation();
     try {
       const outcome = await underLoad(() => {
         for (const pid of processes) process.kill(pid, 'SIGSTOP');
@@ -425,20 +433,17 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
       expect(outcome.failures.length).toBeLessThanOrEqual(3);
       for (const failure of outcome.failures) expect(failure).toMatch(/: 500 /);
       expect(outcome.left).toMatchObject({ replica: 0, reason: 'unreachable' });
-      expect(outcome.leftAfterMs).toBeLessThan(LEAVES_WITHIN_MS);
       expect(outcome.ready).toBe(200);
     } finally {
       for (const pid of processes) process.kill(pid, 'SIGCONT');
     }
-    await eventually(
-      () => logged('replica usable').length,
-      (usable) => usable === returned + 1,
-    );
+    await inRotation();
   });
 
   it("reads on the replica follow a change of a brand's critical range within the brand list's bound (1 s)", async () => {
     const sql = { primary: admin.primary as postgres.Sql, replica: admin.replica as postgres.Sql };
-    const [left, returned] = [logged('replica skipped').length, logged('replica usable').length];
+    await inRotation();
+    const left = logged('replica skipped').length;
     await sql.replica`SELECT pg_wal_replay_pause()`;
     // Every rated review of the brand is critical now (D-7), on the primary only: the replica has paused.
     await sql.primary`UPDATE brands SET critical_star_min = 1, critical_star_max = 5 WHERE brand_code = ${BRAND}`;
@@ -450,18 +455,16 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     };
     await expect.poll(criticalRated, { timeout: 2_000, interval: 100 }).toBe(true);
     // Read on the replica, which still holds the old range: the statement carried the brand list's.
-    expect(logged('replica skipped').length).toBe(left);
+    expect(behindSkips(left)).toEqual([]);
     expect(await lastStatements(sql.replica, '%::smallint%')).toBeGreaterThan(0);
-
-    await expect
-      .poll(() => logged('replica skipped').length, { timeout: MAX_LAG_MS + LEAVES_WITHIN_MS })
-      .toBe(left + 1);
-    expect(logged('replica skipped')[left]).toMatchObject({ replica: 0, reason: 'behind' });
-    await sql.replica`SELECT pg_wal_replay_resume()`;
-    await eventually(
-      () => logged('replica usable').length,
-      (usable) => usable === returned + 1,
+    // Replaying nothing, it falls behind the lag bound and is skipped for it.
+    const [skip] = await eventually(
+      () => behindSkips(left),
+      (skips) => skips.length > 0,
     );
+    expect(skip).toMatchObject({ replica: 0 });
+    await sql.replica`SELECT pg_wal_replay_resume()`;
+    await inRotation();
   });
 
   it('a walk of the review change feed on the replica builds a copy equal to the review list, with writes on the primary between its pages', async () => {
@@ -483,7 +486,8 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
       () => insertReview(sql.primary, 'R-feed-replica-later', newest),
       () => sql.primary`DELETE FROM reviews WHERE review_code IN (${removedLater ?? ''}, 'R-feed-replica-old')`,
     ];
-    const [before, returned] = [logged('replica skipped').length, logged('replica usable').length];
+    await inRotation();
+    const before = logged('replica skipped').length;
     const copy = new Map<string, Review>();
     // The first read, with every kind of write between its pages (it has far more pages than writes).
     let written = 0;
@@ -505,8 +509,8 @@ describe.skipIf(skipped)(`read replicas (D-23)${skipped ? ` — skipped: ${skipp
     for (const code of ['R-feed-replica-new', 'R-feed-replica-later']) expect(list.has(code), code).toBe(true);
     for (const code of [removed, removedLater, 'R-feed-replica-old']) expect(list.has(code ?? ''), code).toBe(false);
     expect(copy).toEqual(list);
-    // Read on the replica: it stayed in rotation throughout.
-    expect([logged('replica skipped').length, logged('replica usable').length]).toEqual([before, returned]);
+    // Read on the replica, which the writes never put behind.
+    expect(behindSkips(before)).toEqual([]);
   }, 60_000);
 
   it('reruns on the primary a feed call whose cursor the replica has not reached, the replica still in rotation', async () => {
