@@ -11,7 +11,7 @@ import { addEndpoint } from '../server/webhooks/admin';
 import { checkTarget } from '../server/webhooks/target';
 import { markdownTable } from './lib';
 import { paced, quantile } from './paced';
-import { cleanUpOnExit, seededDatabase, startBuiltServer } from './scratch';
+import { cleanUpOnExit, freePort, seededDatabase, startBuiltServer } from './scratch';
 
 // npm run build && npm run bench:webhooks [-- --reviews N | --reuse DB] [--keep] [--rate R] [--writes N]
 //   [--bulk N]
@@ -21,7 +21,8 @@ import { cleanUpOnExit, seededDatabase, startBuiltServer } from './scratch';
 //    of --rate req/s (the review list); each latency is from the UPDATE's return to the event's arrival;
 // 2. a bulk change of --bulk reviews in one statement: time until every one arrived (target: 5,000 in 60 s);
 // 3. what an API call costs meanwhile: the same paced load idle, then during the bulk's deliveries
-//    (target: p50 and p99 within 10 % of idle).
+//    (target: p50 and p99 within 10 % of idle), with the server's event-loop delay over each window (the
+//    longest a call waited for the loop: what the worker's own work on it adds to a call).
 // Results as JSON in the results folder beside this file (webhooks-<time>.json).
 
 const { values: args } = parseArgs({
@@ -101,14 +102,23 @@ async function main() {
     SELECT p.name FROM partners p JOIN brands b ON b.partner_id = p.id WHERE b.id = ${scope.id}`;
   await sql`UPDATE webhook_endpoints SET status = 'DISABLED'`;
 
+  const metricsPort = await freePort();
   const server = await startBuiltServer(
     databaseUrl,
     { children, killGroup },
     {
       WEBHOOK_SECRETS_KEY: SECRETS_KEY.toString('base64'),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+      METRICS_PORT: String(metricsPort),
     },
   );
+  /** The server's event-loop delay since the last read, in ms (prom-client starts it afresh at each scrape). */
+  const loopDelay = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const gauge = (name: string) =>
+      ms(1000 * Number(text.match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1] ?? Number.NaN));
+    return { p99: gauge('nodejs_eventloop_lag_p99_seconds'), max: gauge('nodejs_eventloop_lag_max_seconds') };
+  };
   const receiving = await receiver();
   const checked = await checkTarget(receiving.url, true);
   if (!('target' in checked)) throw new Error(checked.refused);
@@ -155,7 +165,9 @@ async function main() {
   );
 
   // 3 (idle part). The API alone.
+  await loopDelay();
   const idle = await load(30);
+  const idleLoop = await loopDelay();
 
   // 2. A bulk change, and 3. the API while it is delivered.
   const bulk = Number(args.bulk);
@@ -170,8 +182,10 @@ async function main() {
   await receiving.all(bulkCodes);
   const bulkSeconds = (performance.now() - started) / 1000;
   const busy = await during;
+  const busyLoop = await loopDelay();
   log(`bulk of ${bulkCodes.length}: all delivered in ${bulkSeconds.toFixed(1)} s`);
   log(`API idle ${JSON.stringify(idle)}; during deliveries ${JSON.stringify(busy)}`);
+  log(`server event-loop delay idle ${JSON.stringify(idleLoop)}; during deliveries ${JSON.stringify(busyLoop)}`);
   log(`unverified deliveries: ${receiving.unverified()}`);
 
   const result = {
@@ -181,6 +195,7 @@ async function main() {
     commitToDelivery: { writes, ...latency },
     bulk: { reviews: bulkCodes.length, seconds: Math.round(bulkSeconds * 10) / 10 },
     api: { idle, duringDeliveries: busy },
+    eventLoopDelay: { idle: idleLoop, duringDeliveries: busyLoop },
     unverified: receiving.unverified(),
   };
   log(
@@ -190,6 +205,7 @@ async function main() {
       { measure: `${bulkCodes.length} reviews changed → all delivered (s)`, value: result.bulk.seconds },
       { measure: 'API p50 idle / during deliveries (ms)', value: `${ms(idle.p50)} / ${ms(busy.p50)}` },
       { measure: 'API p99 idle / during deliveries (ms)', value: `${ms(idle.p99)} / ${ms(busy.p99)}` },
+      { measure: 'server event-loop delay max idle / during (ms)', value: `${idleLoop.max} / ${busyLoop.max}` },
     ]),
   );
   const dir = path.resolve(import.meta.dirname, 'results');
