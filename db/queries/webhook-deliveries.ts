@@ -1,19 +1,4 @@
-import {
-  type AnyColumn,
-  and,
-  asc,
-  eq,
-  exists,
-  inArray,
-  isNotNull,
-  isNull,
-  lt,
-  lte,
-  min,
-  or,
-  type SQL,
-  sql,
-} from 'drizzle-orm';
+import { and, asc, eq, exists, inArray, isNotNull, isNull, lt, lte, min, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
 import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
@@ -168,63 +153,93 @@ export type Outcome = {
 export type AttemptRecord = { id: string; endpointId: string; attempt: number } & Outcome;
 
 /**
- * Records a batch of attempts in one short transaction, each if its lease is still `owner`'s: the event
- * delivered, or due again at its `nextAttemptAt`. Returns the ids recorded; an event another instance holds
- * now is left to it (its own attempt will count). One statement of each kind for the batch, not per event.
+ * Records a batch of attempts in one statement, each if its lease is still `owner`'s: the attempt kept, and
+ * the event delivered or due again at its `nextAttemptAt`. Returns the ids recorded; an event another
+ * instance holds now is left to it (its own attempt will count). The batch travels as one JSON value,
+ * whatever its size: the statement has one shape, prepared once.
  */
 export async function recordAttempts(db: Db, owner: string, records: AttemptRecord[]): Promise<Set<string>> {
   if (records.length === 0) return new Set();
-  const d = webhookDeliveries;
-  // Each event's own value, picked by its id.
-  const byId = (value: (record: AttemptRecord) => SQL | AnyColumn) =>
-    sql`CASE ${d.id} ${sql.join(
-      records.map((record) => sql`WHEN ${record.id} THEN ${value(record)}`),
-      sql` `,
-    )} END`;
-  return db.transaction(async (tx) => {
-    const held = await tx
-      .update(d)
-      .set({
-        attempts: byId((record) => sql`${record.attempt}::smallint`),
-        leaseOwner: null,
-        leaseUntil: null,
-        status: byId((record) => (record.delivered ? sql`'DELIVERED'` : d.status)),
-        deliveredAt: byId((record) =>
-          record.delivered ? sql`${record.attemptedAt.toISOString()}::timestamptz` : d.deliveredAt,
-        ),
-        nextAttemptAt: byId((record) =>
-          !record.delivered && record.nextAttemptAt
-            ? sql`${record.nextAttemptAt.toISOString()}::timestamptz`
-            : d.nextAttemptAt,
-        ),
-      })
-      .where(
-        and(
-          inArray(
-            d.id,
-            records.map((record) => record.id),
-          ),
-          eq(d.leaseOwner, owner),
-        ),
-      )
-      .returning({ id: d.id });
-    const recorded = new Set(held.map((row) => row.id));
-    const attempts = records.filter((record) => recorded.has(record.id));
-    if (attempts.length > 0)
-      await tx.insert(webhookAttempts).values(
-        attempts.map((record) => ({
-          deliveryId: record.id,
-          endpointId: record.endpointId,
-          attempt: record.attempt,
-          statusCode: record.statusCode,
-          error: record.error,
-          durationMs: record.durationMs,
-          attemptedAt: record.attemptedAt,
-          nextAttemptAt: record.nextAttemptAt,
-        })),
-      );
-    return recorded;
+  // Each attempt as a row of webhook_attempts, under its columns' own names.
+  const attempts = records.map((record) => {
+    const row: Record<keyof typeof attemptColumns, unknown> = {
+      deliveryId: record.id,
+      endpointId: record.endpointId,
+      attempt: record.attempt,
+      statusCode: record.statusCode,
+      error: record.error,
+      durationMs: record.durationMs,
+      attemptedAt: record.attemptedAt.toISOString(),
+      nextAttemptAt: record.nextAttemptAt?.toISOString() ?? null,
+    };
+    return Object.fromEntries(
+      Object.entries(row).map(([key, value]) => [attemptColumns[key as keyof typeof attemptColumns].name, value]),
+    );
   });
+  const delivered = records.filter((record) => record.delivered).map((record) => record.id);
+  const recorded = await preparedOnce(db, 'webhook_record', () => recordStatement(db)).execute({
+    owner,
+    attempts: JSON.stringify(attempts),
+    delivered: JSON.stringify(delivered),
+  });
+  return new Set(recorded.map((row) => row.id));
+}
+
+/** The columns of an attempt that the batch's JSON value carries. */
+const attemptColumns = {
+  deliveryId: webhookAttempts.deliveryId,
+  endpointId: webhookAttempts.endpointId,
+  attempt: webhookAttempts.attempt,
+  statusCode: webhookAttempts.statusCode,
+  error: webhookAttempts.error,
+  durationMs: webhookAttempts.durationMs,
+  attemptedAt: webhookAttempts.attemptedAt,
+  nextAttemptAt: webhookAttempts.nextAttemptAt,
+};
+
+function recordStatement(db: Db) {
+  const d = webhookDeliveries;
+  const a = webhookAttempts;
+  // The batch's attempts, read from the JSON value as rows of webhook_attempts.
+  const made = db
+    .$with('made', attemptColumns)
+    .as(sql`SELECT * FROM jsonb_populate_recordset(NULL::${a}, ${sql.placeholder('attempts')}::jsonb)`);
+  // The events still leased to the owner, locked until the statement ends: both the attempts kept and the
+  // events moved on are of these.
+  const held = db.$with('held').as(
+    db
+      .select({ id: d.id })
+      .from(d)
+      .where(
+        and(inArray(d.id, db.select({ id: made.deliveryId }).from(made)), eq(d.leaseOwner, sql.placeholder('owner'))),
+      )
+      .for('update'),
+  );
+  const columns = sql.join(
+    Object.values(attemptColumns).map((column) => sql.identifier(column.name)),
+    sql`, `,
+  );
+  const attempted = db
+    .$with('attempted', {})
+    .as(
+      sql`INSERT INTO ${a} (${columns}) SELECT ${columns} FROM ${made} WHERE ${made.deliveryId} IN (SELECT ${held.id} FROM ${held})`,
+    );
+  const wasDelivered = sql`${made.deliveryId} IN (SELECT jsonb_array_elements_text(${sql.placeholder('delivered')}::jsonb))`;
+  return db
+    .with(made, held, attempted)
+    .update(d)
+    .set({
+      attempts: sql`${made.attempt}`,
+      leaseOwner: null,
+      leaseUntil: null,
+      status: sql`CASE WHEN ${wasDelivered} THEN 'DELIVERED' ELSE ${d.status} END`,
+      deliveredAt: sql`CASE WHEN ${wasDelivered} THEN ${made.attemptedAt} ELSE ${d.deliveredAt} END`,
+      // Null once delivered or given up: the event keeps the time it had.
+      nextAttemptAt: sql`coalesce(${made.nextAttemptAt}, ${d.nextAttemptAt})`,
+    })
+    .from(made)
+    .where(and(eq(d.id, made.deliveryId), inArray(d.id, db.select({ id: held.id }).from(held))))
+    .returning({ id: d.id });
 }
 
 /** Gives claimed events back at once (an instance draining): another instance may take them without waiting. */
