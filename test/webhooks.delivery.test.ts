@@ -4,9 +4,17 @@ import { and, eq, ne, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type DatabaseHandle, listenerOf, openDatabase } from '../db/client';
 import { kstDayStart } from '../db/kst';
-import { claimDeliveries } from '../db/queries/webhook-deliveries';
+import { claimDeliveries, type NewDelivery, recordEvents } from '../db/queries/webhook-deliveries';
 import { positionsOf } from '../db/queries/webhooks';
-import { brands, partners, reviews, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema';
+import {
+  brands,
+  partners,
+  reviews,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+  webhookPositions,
+} from '../db/schema';
 import { DEMO_KEYS, DEMO_WEBHOOK } from '../db/seed/demo';
 import { createCaller } from '../routers';
 import { openFeedCursor } from '../routers/reviews/feed-cursor';
@@ -354,6 +362,37 @@ describe('retries', () => {
 });
 
 describe('leases, not transactions, across an attempt', () => {
+  it('two instances that read the same page: the one that moves the position makes the events, the other none', async () => {
+    const fixture = await newEndpoint();
+    const at = { endpointId: fixture.webhookId, brandId: fixture.brandId };
+    const event = (id: string): NewDelivery => ({
+      ...at,
+      id,
+      reviewCode: 'R-race',
+      type: 'review.upserted',
+      body: '{}',
+    });
+    const ids = async () =>
+      (
+        await database.db
+          .select({ id: webhookDeliveries.id })
+          .from(webhookDeliveries)
+          .where(eq(webhookDeliveries.endpointId, fixture.webhookId))
+      ).map((row) => row.id);
+    const from = (await positionsOf(database.db, fixture.webhookId)).get(fixture.brandId);
+    if (!from) throw new Error('an endpoint starts with a position in its brand');
+    const to = { ...from, seq: from.seq + 1 };
+    expect(await recordEvents(database.db, { ...at, from, to }, [event('msg_race_first')])).toBe(true);
+    expect(await recordEvents(database.db, { ...at, from, to }, [event('msg_race_second')])).toBe(false);
+    expect(await ids()).toEqual(['msg_race_first']);
+    // A brand the endpoint had no position in (added to its partner later): created once.
+    await database.db.delete(webhookPositions).where(eq(webhookPositions.endpointId, fixture.webhookId));
+    expect(await recordEvents(database.db, { ...at, from: undefined, to }, [event('msg_race_third')])).toBe(true);
+    expect(await recordEvents(database.db, { ...at, from: undefined, to }, [event('msg_race_fourth')])).toBe(false);
+    expect((await ids()).sort()).toEqual(['msg_race_first', 'msg_race_third']);
+    expect((await positionsOf(database.db, fixture.webhookId)).get(fixture.brandId)).toEqual(to);
+  });
+
   it('an instance gone mid-delivery: after its lease, another sends the event again with its webhook-id; no transaction stays open meanwhile', async () => {
     const fixture = await newEndpoint();
     let release: () => void = () => undefined;

@@ -1,10 +1,10 @@
-import { and, asc, eq, exists, inArray, isNotNull, isNull, lt, lte, min, or, sql } from 'drizzle-orm';
+import { type AnyColumn, and, asc, eq, exists, inArray, isNotNull, isNull, lt, lte, min, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
 import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
 import { preparedOnce } from './prepared';
 import type { ChangesPosition } from './review-changes';
-import { movePosition } from './webhooks';
+import { positionMove, positionMoveValues } from './webhooks';
 
 // The events of webhook endpoints and their attempts (D-28). A worker holds an event through a lease (an
 // owner and an expiry on its row), never through a transaction: no transaction spans an HTTP attempt.
@@ -26,28 +26,65 @@ export async function insertClaimedDelivery(db: Db, delivery: NewDelivery, lease
   await db.insert(webhookDeliveries).values({ ...delivery, leaseOwner: lease.owner, leaseUntil: lease.until });
 }
 
+/** The columns of an event that its maker sets; the rest take their defaults. */
+const newDeliveryColumns = {
+  id: webhookDeliveries.id,
+  endpointId: webhookDeliveries.endpointId,
+  brandId: webhookDeliveries.brandId,
+  reviewCode: webhookDeliveries.reviewCode,
+  type: webhookDeliveries.type,
+  body: webhookDeliveries.body,
+} satisfies Record<keyof NewDelivery, AnyColumn>;
+
 /**
- * The events read from a brand's position, and the position moved past them, in one transaction: false
- * (and nothing written) when another instance moved the position first.
+ * Rows bound as one JSON value, which jsonb_populate_recordset reads as rows of the columns' table: each
+ * value under its column's own name. A batch of any size is then one statement of one shape.
+ */
+function jsonRows<Columns extends Record<string, AnyColumn>>(
+  columns: Columns,
+  rows: Partial<Record<keyof Columns, unknown>>[],
+): string {
+  return JSON.stringify(
+    rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [columns[key]?.name, value]))),
+  );
+}
+
+/** The columns' names, as an INSERT lists them and a SELECT of the rows read from jsonRows picks them. */
+const columnList = (columns: Record<string, AnyColumn>) =>
+  sql.join(
+    Object.values(columns).map((column) => sql.identifier(column.name)),
+    sql`, `,
+  );
+
+/**
+ * The events read from a brand's position, and the position moved past them, in one statement: false (and
+ * nothing written) when another instance moved the position first.
  */
 export async function recordEvents(
   db: Db,
   move: { endpointId: string; brandId: number; from: ChangesPosition | undefined; to: ChangesPosition },
   deliveries: NewDelivery[],
 ): Promise<boolean> {
-  return db
-    .transaction(async (tx) => {
-      if (!(await movePosition(tx, move.endpointId, move.brandId, move.from, move.to))) throw new MovedElsewhere();
-      await insertDeliveries(tx, deliveries);
-      return true;
-    })
-    .catch((error: unknown) => {
-      if (error instanceof MovedElsewhere) return false;
-      throw error;
-    });
+  const first = move.from === undefined;
+  const statement = preparedOnce(db, `webhook_events${first ? ' first' : ''}`, () => eventsStatement(db, first));
+  const [row] = await statement.execute({
+    ...positionMoveValues(move.endpointId, move.brandId, move.from, move.to),
+    events: jsonRows(newDeliveryColumns, deliveries),
+  });
+  return (row?.moved ?? 0) > 0;
 }
 
-class MovedElsewhere extends Error {}
+function eventsStatement(db: Db, first: boolean) {
+  const moved = db.$with('moved').as(positionMove(db, first));
+  const columns = columnList(newDeliveryColumns);
+  // Runs whether or not anything reads it; inserts only when the position moved.
+  const inserted = db.$with('inserted', {}).as(
+    sql`INSERT INTO ${webhookDeliveries} (${columns}) SELECT ${columns}
+      FROM jsonb_populate_recordset(NULL::${webhookDeliveries}, ${sql.placeholder('events')}::jsonb)
+      WHERE EXISTS (SELECT FROM ${moved})`,
+  );
+  return db.with(moved, inserted).select({ moved: sql<number>`count(*)::int` }).from(moved);
+}
 
 export type ClaimedDelivery = Pick<
   typeof webhookDeliveries.$inferSelect,
@@ -160,26 +197,20 @@ export type AttemptRecord = { id: string; endpointId: string; attempt: number } 
  */
 export async function recordAttempts(db: Db, owner: string, records: AttemptRecord[]): Promise<Set<string>> {
   if (records.length === 0) return new Set();
-  // Each attempt as a row of webhook_attempts, under its columns' own names.
-  const attempts = records.map((record) => {
-    const row: Record<keyof typeof attemptColumns, unknown> = {
-      deliveryId: record.id,
-      endpointId: record.endpointId,
-      attempt: record.attempt,
-      statusCode: record.statusCode,
-      error: record.error,
-      durationMs: record.durationMs,
-      attemptedAt: record.attemptedAt.toISOString(),
-      nextAttemptAt: record.nextAttemptAt?.toISOString() ?? null,
-    };
-    return Object.fromEntries(
-      Object.entries(row).map(([key, value]) => [attemptColumns[key as keyof typeof attemptColumns].name, value]),
-    );
-  });
+  const attempts = records.map((record) => ({
+    deliveryId: record.id,
+    endpointId: record.endpointId,
+    attempt: record.attempt,
+    statusCode: record.statusCode,
+    error: record.error,
+    durationMs: record.durationMs,
+    attemptedAt: record.attemptedAt.toISOString(),
+    nextAttemptAt: record.nextAttemptAt?.toISOString() ?? null,
+  }));
   const delivered = records.filter((record) => record.delivered).map((record) => record.id);
   const recorded = await preparedOnce(db, 'webhook_record', () => recordStatement(db)).execute({
     owner,
-    attempts: JSON.stringify(attempts),
+    attempts: jsonRows(attemptColumns, attempts),
     delivered: JSON.stringify(delivered),
   });
   return new Set(recorded.map((row) => row.id));
@@ -215,10 +246,7 @@ function recordStatement(db: Db) {
       )
       .for('update'),
   );
-  const columns = sql.join(
-    Object.values(attemptColumns).map((column) => sql.identifier(column.name)),
-    sql`, `,
-  );
+  const columns = columnList(attemptColumns);
   const attempted = db
     .$with('attempted', {})
     .as(

@@ -150,39 +150,48 @@ export async function storePositions(db: Db, endpointId: string, positions: Bran
 }
 
 /**
- * Moves a position from `from` to `to` if it is still `from` (another instance may have moved it first):
- * true when this call moved it. A missing row counts as `from` being absent and is created.
+ * The statement that moves a position to the one bound as `to…` if it is still the one bound as `from…`
+ * (another instance may have moved it first), returning the row it moved; `first` when the endpoint has
+ * no position in the brand yet, which it creates unless another instance has.
  */
-export async function movePosition(
-  db: Db,
+export function positionMove(db: Db, first: boolean) {
+  const p = webhookPositions;
+  const bound = (name: string) => sql`${sql.placeholder(name)}`;
+  const to = { history: bound('toHistory'), epoch: bound('toEpoch'), xid: bound('toXid'), seq: bound('toSeq') };
+  const endpointId = bound('endpointId');
+  const brandId = bound('brandId');
+  if (first)
+    return db
+      .insert(p)
+      .values({ endpointId, brandId, ...to })
+      .onConflictDoNothing()
+      .returning({ brandId: p.brandId });
+  return db
+    .update(p)
+    .set(to)
+    .where(
+      and(
+        eq(p.endpointId, endpointId),
+        eq(p.brandId, brandId),
+        eq(p.history, bound('fromHistory')),
+        eq(p.epoch, bound('fromEpoch')),
+        eq(p.xid, bound('fromXid')),
+        eq(p.seq, bound('fromSeq')),
+      ),
+    )
+    .returning({ brandId: p.brandId });
+}
+
+/** The values `positionMove` binds: where the position was (if anywhere) and where it goes. */
+export function positionMoveValues(
   endpointId: string,
   brandId: number,
   from: ChangesPosition | undefined,
   to: ChangesPosition,
-): Promise<boolean> {
-  if (!from) {
-    const rows = await db
-      .insert(webhookPositions)
-      .values({ endpointId, brandId, ...columnsOf(to) })
-      .onConflictDoNothing()
-      .returning({ brandId: webhookPositions.brandId });
-    return rows.length > 0;
-  }
-  const rows = await db
-    .update(webhookPositions)
-    .set(columnsOf(to))
-    .where(
-      and(
-        eq(webhookPositions.endpointId, endpointId),
-        eq(webhookPositions.brandId, brandId),
-        eq(webhookPositions.history, from.history),
-        eq(webhookPositions.epoch, from.epoch),
-        eq(webhookPositions.xid, from.xid),
-        eq(webhookPositions.seq, from.seq),
-      ),
-    )
-    .returning({ brandId: webhookPositions.brandId });
-  return rows.length > 0;
+) {
+  const moving = { endpointId, brandId, toHistory: to.history, toEpoch: to.epoch, toXid: to.xid, toSeq: to.seq };
+  if (!from) return moving;
+  return { ...moving, fromHistory: from.history, fromEpoch: from.epoch, fromXid: from.xid, fromSeq: from.seq };
 }
 
 const columnsOf = ({ history, epoch, xid, seq }: ChangesPosition) => ({ history, epoch, xid, seq });
