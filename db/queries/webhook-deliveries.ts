@@ -236,13 +236,17 @@ function recordStatement(db: Db) {
     .$with('made', attemptColumns)
     .as(sql`SELECT * FROM jsonb_populate_recordset(NULL::${a}, ${sql.placeholder('attempts')}::jsonb)`);
   // The events still leased to the owner, locked until the statement ends: both the attempts kept and the
-  // events moved on are of these.
+  // events moved on are of these. Looked up by id as an array, so the plan is the primary key's whatever the
+  // statistics (as a join with the batch, a never-analysed queue gets a scan of every event).
   const held = db.$with('held').as(
     db
       .select({ id: d.id })
       .from(d)
       .where(
-        and(inArray(d.id, db.select({ id: made.deliveryId }).from(made)), eq(d.leaseOwner, sql.placeholder('owner'))),
+        and(
+          sql`${d.id} = ANY(ARRAY(SELECT ${made.deliveryId} FROM ${made}))`,
+          eq(d.leaseOwner, sql.placeholder('owner')),
+        ),
       )
       .for('update'),
   );
