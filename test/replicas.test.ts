@@ -27,7 +27,7 @@ const MAX_LAG_MS = 3_000;
 const DEADLINE_MS = 5_000;
 const BRAND = 'chicken-house';
 
-const skipped = clustersUnavailable(['initdb', 'pg_ctl', 'pg_basebackup']);
+const skipped = clustersUnavailable(['initdb', 'pg_ctl', 'pg_basebackup'], ['pg_stat_statements']);
 
 type Cluster = { dir: string; port: number; url: string };
 

@@ -8,10 +8,14 @@ import path from 'node:path';
 
 export const PG_BIN = '/usr/lib/postgresql/15/bin';
 
-/** Why this machine cannot run scratch clusters with `tools`, or undefined when it can. */
-export function clustersUnavailable(tools: string[]): string | undefined {
+/** Why this machine cannot run scratch clusters with `tools` and server `libraries`, or undefined when it can. */
+export function clustersUnavailable(tools: string[], libraries: string[] = []): string | undefined {
   if (!process.env.TEST_DATABASE_URL) return 'TEST_DATABASE_URL is unset (the real-service run)';
   for (const tool of tools) if (!existsSync(path.join(PG_BIN, tool))) return `${PG_BIN}/${tool} is missing`;
+  for (const library of libraries) {
+    const file = path.join(PG_BIN, '..', 'lib', `${library}.so`);
+    if (!existsSync(file)) return `${path.normalize(file)} is missing`;
+  }
   try {
     execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
   } catch {
