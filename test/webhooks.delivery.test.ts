@@ -311,6 +311,19 @@ describe('retries', () => {
     expect(attempts.find((row) => row.deliveryId === delivered?.id)).toMatchObject({ statusCode: 204, error: null });
   });
 
+  it('an answer with a NUL byte is kept as the attempt’s error, the NUL shown as U+FFFD (text cannot hold it)', async () => {
+    const fixture = await newEndpoint();
+    receiver.answer = () => ({ status: 500, body: 'bad\u0000answer' });
+    await writeReview(fixture);
+    await transactionsSettled(database);
+    await worker().runOnce();
+    const attempts = await database.db
+      .select({ error: webhookAttempts.error, attempt: webhookAttempts.attempt })
+      .from(webhookAttempts)
+      .where(eq(webhookAttempts.endpointId, fixture.webhookId));
+    expect(attempts).toEqual([{ error: 'HTTP 500: bad\uFFFDanswer', attempt: 1 }]);
+  });
+
   it('the schedule run out disables the endpoint; enable resumes with nothing lost', async () => {
     const fixture = await newEndpoint();
     const running = worker();

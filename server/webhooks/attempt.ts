@@ -141,9 +141,12 @@ export class ReceiverConnections {
   }
 }
 
-/** The text cut to EXCERPT_BYTES of UTF-8, never inside a character. */
+/**
+ * The text cut to EXCERPT_BYTES of UTF-8, never inside a character. A NUL, which PostgreSQL's text cannot
+ * hold (the attempt could not be recorded), shows as U+FFFD, as a byte that is not UTF-8 does.
+ */
 export function excerpt(text: string): string {
-  let cut = text;
+  let cut = text.replaceAll('\u0000', '\uFFFD');
   while (Buffer.byteLength(cut) > EXCERPT_BYTES) cut = cut.slice(0, Math.max(0, cut.length - 16));
   return cut;
 }
