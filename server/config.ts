@@ -62,7 +62,7 @@ export const configSchema = z
         .transform((v) => v === '1'),
     ),
     WEBHOOK_LEASE_MS: integer(1_000, 3_600_000, 60_000),
-    WEBHOOK_DELIVERIES_PER_SECOND: integer(1, 100_000, 150),
+    WEBHOOK_DELIVERIES_PER_SECOND: integer(1, 100_000, 100),
     REQUEST_DEADLINE_MS: integer(100, 600_000, 10_000),
     DB_STATEMENT_TIMEOUT_MS: optional(whole()),
     DB_LOCK_TIMEOUT_MS: optional(whole()),

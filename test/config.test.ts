@@ -84,8 +84,8 @@ describe('configuration', () => {
     });
   });
 
-  it('starts at most WEBHOOK_DELIVERIES_PER_SECOND webhook attempts a second per instance, 150 unless set (D-28)', () => {
-    expect(parseConfig({}).WEBHOOK_DELIVERIES_PER_SECOND).toBe(150);
+  it('starts at most WEBHOOK_DELIVERIES_PER_SECOND webhook attempts a second per instance, 100 unless set (D-28)', () => {
+    expect(parseConfig({}).WEBHOOK_DELIVERIES_PER_SECOND).toBe(100);
     expect(parseConfig({ WEBHOOK_DELIVERIES_PER_SECOND: '40' }).WEBHOOK_DELIVERIES_PER_SECOND).toBe(40);
     expect(() => parseConfig({ WEBHOOK_DELIVERIES_PER_SECOND: '0' })).toThrow(
       /^invalid configuration: WEBHOOK_DELIVERIES_PER_SECOND/,
