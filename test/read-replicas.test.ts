@@ -68,6 +68,14 @@ function deferred(rows: unknown[]) {
   return { answer, give: () => give() };
 }
 
+/** Lets `ms` pass on the test's clock in the probe under way (ending the waits due by then), then answers. */
+async function answerAfter(clock: ReturnType<typeof testClock>, ms: number, late: ReturnType<typeof deferred>) {
+  await settled();
+  clock.advance(ms);
+  await settled();
+  late.give();
+}
+
 const stalled: Answer = () => new Promise(() => {});
 
 /** A WAL position as a number, to compare. */
@@ -134,10 +142,7 @@ describe('the replicas a call may read (D-23)', () => {
     const late = deferred([{ standby: true, caught_up: true }]);
     replica.answer = late.answer;
     const answered = replicas.check();
-    await settled();
-    clock.advance(999);
-    await settled();
-    late.give();
+    await answerAfter(clock, 999, late);
     await answered;
     expect(replicas.usable()).toBe(1);
     // It stops answering: the next probe skips it once its interval is over, within two intervals of the stall.
@@ -158,10 +163,7 @@ describe('the replicas a call may read (D-23)', () => {
     const late = deferred([{ standby: true, caught_up: true }]);
     const { replicas, events } = replicasOf(server(primaryAt), [server(late.answer)], clock);
     const started = replicas.start();
-    await settled();
-    clock.advance(2_999);
-    await settled();
-    late.give();
+    await answerAfter(clock, 2_999, late);
     await started;
     expect(events).toEqual(['0 in']);
   });
