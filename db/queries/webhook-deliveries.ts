@@ -206,7 +206,7 @@ export async function recordAttempts(db: Db, owner: string, records: AttemptReco
     durationMs: record.durationMs,
     attemptedAt: record.attemptedAt.toISOString(),
     nextAttemptAt: record.nextAttemptAt?.toISOString() ?? null,
-  }));
+  })) satisfies Record<keyof typeof attemptColumns, unknown>[];
   const delivered = records.filter((record) => record.delivered).map((record) => record.id);
   const recorded = await preparedOnce(db, 'webhook_record', () => recordStatement(db)).execute({
     owner,
