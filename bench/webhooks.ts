@@ -10,19 +10,21 @@ import { BENCH_BRAND_CODE } from '../db/seed/large';
 import { addEndpoint } from '../server/webhooks/admin';
 import { checkTarget } from '../server/webhooks/target';
 import { markdownTable } from './lib';
-import { paced, quantile } from './paced';
+import { type PacedResult, paced, quantile } from './paced';
 import { cleanUpOnExit, freePort, seededDatabase, startBuiltServer } from './scratch';
 
 // npm run build && npm run bench:webhooks [-- --reviews N | --reuse DB] [--keep] [--rate R] [--writes N]
-//   [--bulk N]
+//   [--bulk N] [--rounds N]
 // Webhook delivery (D-28) from the built server (node dist/server/main.js, loopback) to a receiver process
 // (bench/webhook-receiver.ts) that verifies every signature and answers in 5 ms:
 // 1. commit to delivery: --writes single-review updates, one every 50 ms, while the API serves a paced load
 //    of --rate req/s (the review list); each latency is from the UPDATE's return to the event's arrival;
 // 2. a bulk change of --bulk reviews in one statement: time until every one arrived (target: 5,000 in 60 s);
-// 3. what an API call costs meanwhile: the same paced load idle, then during the bulk's deliveries
-//    (target: p50 and p99 within 10 % of idle), with the server's event-loop delay over each window (the
-//    longest a call waited for the loop: what the worker's own work on it adds to a call).
+// 3. what an API call costs meanwhile: the same paced load idle, then from the bulk's commit while it is
+//    delivered (target: p50 and p99 within 10 % of idle), with the server's event-loop delay over each
+//    window (the longest a call waited for the loop: what the worker's own work on it adds to a call).
+// 2 and 3 run --rounds times. A window's p99 is its few slowest calls, so a single stall of the machine
+// moves it; the calls of every round's windows are also pooled, idle against during.
 // Results as JSON in the results folder beside this file (webhooks-<time>.json).
 
 const { values: args } = parseArgs({
@@ -33,6 +35,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '150' },
     writes: { type: 'string', default: '200' },
     bulk: { type: 'string', default: '5000' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -82,6 +85,8 @@ async function receiver() {
   };
 }
 
+type LoopDelay = { p99: number; max: number };
+
 const ms = (value: number) => Math.round(value * 10) / 10;
 
 async function main() {
@@ -113,7 +118,7 @@ async function main() {
     },
   );
   /** The server's event-loop delay since the last read, in ms (prom-client starts it afresh at each scrape). */
-  const loopDelay = async () => {
+  const loopDelay = async (): Promise<LoopDelay> => {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const gauge = (name: string) =>
       ms(1000 * Number(text.match(new RegExp(`^${name} (\\S+)$`, 'm'))?.[1] ?? Number.NaN));
@@ -129,12 +134,13 @@ async function main() {
     criticalOnly: false,
   });
   receiving.verifyWith(added.secret);
-  const load = (durationS: number) =>
+  const load = (durationS: number, latencies: number[] = []) =>
     paced(`${server.base}/partner/v1/brands/chicken-house/reviews?limit=20`, {
       rate: RATE,
       durationS,
       connections: 16,
       headers: { 'x-partner-api-key': KEY },
+      onAnswer: (call) => latencies.push(call.ms),
     });
 
   // 1. Commit to delivery under the API's load.
@@ -164,28 +170,48 @@ async function main() {
     `commit to delivery, ${writes} writes at ${RATE} req/s: ${JSON.stringify(latency)}; API ${JSON.stringify(underLoad)}`,
   );
 
-  // 3 (idle part). The API alone.
-  await loopDelay();
-  const idle = await load(30);
-  const idleLoop = await loopDelay();
-
-  // 2. A bulk change, and 3. the API while it is delivered.
   const bulk = Number(args.bulk);
   const bulkCodes = (
     await sql<{ code: string }[]>`SELECT review_code AS code FROM reviews WHERE brand_id = ${scope.id}
       ORDER BY written_at ASC LIMIT ${bulk}`
   ).map((row) => row.code);
-  for (const code of bulkCodes) receiving.arrivals.delete(code);
-  const during = load(30);
-  const started = performance.now();
-  await sql`UPDATE reviews SET content = content || '!' WHERE review_code = ANY(${bulkCodes})`;
-  await receiving.all(bulkCodes);
-  const bulkSeconds = (performance.now() - started) / 1000;
-  const busy = await during;
-  const busyLoop = await loopDelay();
-  log(`bulk of ${bulkCodes.length}: all delivered in ${bulkSeconds.toFixed(1)} s`);
-  log(`API idle ${JSON.stringify(idle)}; during deliveries ${JSON.stringify(busy)}`);
-  log(`server event-loop delay idle ${JSON.stringify(idleLoop)}; during deliveries ${JSON.stringify(busyLoop)}`);
+  const rounds: {
+    bulkSeconds: number;
+    idle: PacedResult;
+    during: PacedResult;
+    loopDelay: { idle: LoopDelay; during: LoopDelay };
+  }[] = [];
+  const pooled = { idle: [] as number[], during: [] as number[] };
+  for (let round = 1; round <= Number(args.rounds); round++) {
+    // 3 (idle part). The API alone.
+    await loopDelay();
+    const idle = await load(30, pooled.idle);
+    const idleLoop = await loopDelay();
+
+    // 2. A bulk change, and 3. the API from its commit while it is delivered: the write itself is the
+    // writer's cost, which the calls pay with or without webhooks.
+    for (const code of bulkCodes) receiving.arrivals.delete(code);
+    const started = performance.now();
+    await sql`UPDATE reviews SET content = content || '!' WHERE review_code = ANY(${bulkCodes})`;
+    const during = await load(30, pooled.during);
+    const windowEnded = performance.now();
+    await receiving.all(bulkCodes);
+    if (performance.now() - windowEnded < 1_000)
+      log('  the bulk was delivered before the window ended: lower --rate or raise --bulk');
+    const bulkSeconds = Math.round((performance.now() - started) / 100) / 10;
+    const duringLoop = await loopDelay();
+    rounds.push({ bulkSeconds, idle, during, loopDelay: { idle: idleLoop, during: duringLoop } });
+    log(`round ${round}: bulk of ${bulkCodes.length} all delivered in ${bulkSeconds} s`);
+    log(`  API idle ${JSON.stringify(idle)}; during deliveries ${JSON.stringify(during)}`);
+    log(`  server event-loop delay idle ${JSON.stringify(idleLoop)}; during ${JSON.stringify(duringLoop)}`);
+  }
+  const summary = (latencies: number[]) => {
+    latencies.sort((a, b) => a - b);
+    return { calls: latencies.length, p50: ms(quantile(latencies, 0.5)), p99: ms(quantile(latencies, 0.99)) };
+  };
+  const all = { idle: summary(pooled.idle), during: summary(pooled.during) };
+  const above = (during: number, idle: number) =>
+    `${during >= idle ? '+' : ''}${Math.round((during / idle - 1) * 100)} %`;
   log(`unverified deliveries: ${receiving.unverified()}`);
 
   const result = {
@@ -193,19 +219,33 @@ async function main() {
     machine: { cpus: os.cpus().length, load: os.loadavg() },
     rate: RATE,
     commitToDelivery: { writes, ...latency },
-    bulk: { reviews: bulkCodes.length, seconds: Math.round(bulkSeconds * 10) / 10 },
-    api: { idle, duringDeliveries: busy },
-    eventLoopDelay: { idle: idleLoop, duringDeliveries: busyLoop },
+    bulk: { reviews: bulkCodes.length },
+    rounds,
+    pooled: all,
     unverified: receiving.unverified(),
   };
   log(
     markdownTable([
       { measure: 'commit → delivery p50 (ms)', value: latency.p50 },
       { measure: 'commit → delivery p99 (ms)', value: latency.p99 },
-      { measure: `${bulkCodes.length} reviews changed → all delivered (s)`, value: result.bulk.seconds },
-      { measure: 'API p50 idle / during deliveries (ms)', value: `${ms(idle.p50)} / ${ms(busy.p50)}` },
-      { measure: 'API p99 idle / during deliveries (ms)', value: `${ms(idle.p99)} / ${ms(busy.p99)}` },
-      { measure: 'server event-loop delay max idle / during (ms)', value: `${idleLoop.max} / ${busyLoop.max}` },
+      {
+        measure: `${bulkCodes.length} reviews changed → all delivered (s), each round`,
+        value: rounds.map((round) => round.bulkSeconds).join(', '),
+      },
+      {
+        measure: 'API p99 idle → during deliveries (ms), each round',
+        value: rounds
+          .map((round) => `${round.idle.p99} → ${round.during.p99} (${above(round.during.p99, round.idle.p99)})`)
+          .join(', '),
+      },
+      {
+        measure: `API p50 idle → during, ${all.idle.calls} calls pooled (ms)`,
+        value: `${all.idle.p50} → ${all.during.p50} (${above(all.during.p50, all.idle.p50)})`,
+      },
+      {
+        measure: `API p99 idle → during, ${all.idle.calls} calls pooled (ms)`,
+        value: `${all.idle.p99} → ${all.during.p99} (${above(all.during.p99, all.idle.p99)})`,
+      },
     ]),
   );
   const dir = path.resolve(import.meta.dirname, 'results');
