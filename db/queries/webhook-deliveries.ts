@@ -1,7 +1,15 @@
 import { type AnyColumn, and, asc, eq, exists, inArray, isNotNull, isNull, lt, lte, min, or, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Db } from '../client';
-import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
+import {
+  brands,
+  deliveryIs,
+  partners,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+  webhookPositions,
+} from '../schema';
 import { preparedOnce } from './prepared';
 import type { ChangesPosition } from './review-changes';
 import { positionMove, positionMoveValues } from './webhooks';
@@ -107,7 +115,7 @@ function firstPendingOfReview(db: Db) {
     .where(
       and(
         eq(same.endpointId, d.endpointId),
-        eq(same.status, 'PENDING'),
+        deliveryIs('PENDING', same.status),
         eq(same.reviewCode, d.reviewCode),
         eq(same.brandId, d.brandId),
       ),
@@ -150,7 +158,7 @@ function claimStatement(db: Db) {
     .where(
       and(
         eq(c.endpointId, sql.placeholder('endpointId')),
-        eq(c.status, 'PENDING'),
+        deliveryIs('PENDING', c.status),
         lte(c.nextAttemptAt, now),
         or(isNull(c.leaseUntil), lt(c.leaseUntil, now)),
         firstPendingOfReview(db),
@@ -299,7 +307,7 @@ export function oldestPending(db: Db) {
   return db
     .select({ endpointId: webhookDeliveries.endpointId, since: min(webhookDeliveries.createdAt) })
     .from(webhookDeliveries)
-    .where(eq(webhookDeliveries.status, 'PENDING'))
+    .where(deliveryIs('PENDING', webhookDeliveries.status))
     .groupBy(webhookDeliveries.endpointId);
 }
 
@@ -318,7 +326,7 @@ export async function nextDueAt(db: Db): Promise<Date | undefined> {
     .from(d)
     .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, d.endpointId), eq(webhookEndpoints.status, 'ACTIVE')))
     .innerJoin(partners, and(eq(partners.id, webhookEndpoints.partnerId), eq(partners.isActive, true)))
-    .where(and(eq(d.status, 'PENDING'), firstPendingOfReview(db)));
+    .where(and(deliveryIs('PENDING', d.status), firstPendingOfReview(db)));
   return row?.at ?? undefined;
 }
 
@@ -330,7 +338,7 @@ export async function pruneWebhookAttempts(db: Db, before: Date): Promise<number
     .returning({ id: webhookAttempts.id });
   await db
     .delete(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.status, 'DELIVERED'), lt(webhookDeliveries.deliveredAt, before)));
+    .where(and(deliveryIs('DELIVERED', webhookDeliveries.status), lt(webhookDeliveries.deliveredAt, before)));
   return removed.length;
 }
 
@@ -349,7 +357,7 @@ export async function dropMovedBrands(db: Db): Promise<number> {
     .delete(webhookDeliveries)
     .where(
       and(
-        eq(webhookDeliveries.status, 'PENDING'),
+        deliveryIs('PENDING', webhookDeliveries.status),
         isNotNull(webhookDeliveries.brandId),
         notThePartners(webhookDeliveries.brandId, webhookDeliveries.endpointId),
       ),

@@ -1,6 +1,14 @@
 import { and, asc, desc, eq, gt, inArray, min, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { brands, partners, webhookAttempts, webhookDeliveries, webhookEndpoints, webhookPositions } from '../schema';
+import {
+  brands,
+  deliveryIs,
+  partners,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+  webhookPositions,
+} from '../schema';
 import type { BrandScope } from './brands';
 import { literalLimit } from './pagination';
 import type { ChangesPosition } from './review-changes';
@@ -206,7 +214,7 @@ export async function resumeEndpoint(db: Db, id: string) {
     await tx
       .update(webhookDeliveries)
       .set({ attempts: 0, nextAttemptAt: sql`now()` })
-      .where(and(eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.status, 'PENDING')));
+      .where(and(eq(webhookDeliveries.endpointId, id), deliveryIs('PENDING', webhookDeliveries.status)));
   });
 }
 
@@ -231,13 +239,14 @@ export async function partnerEndpoints(db: Db, partnerId: number, window: { limi
     .offset(window.offset);
   if (rows.length === 0) return [];
   const d = webhookDeliveries;
-  const pending = sql`${d.status} = 'PENDING'`;
+  const pending = deliveryIs('PENDING', d.status);
   const stats = await db
     .select({
       endpointId: d.endpointId,
-      lastSuccessAt: sql<Date | null>`max(${d.deliveredAt}) FILTER (WHERE ${d.status} = 'DELIVERED')`.mapWith(
-        d.deliveredAt,
-      ),
+      lastSuccessAt:
+        sql<Date | null>`max(${d.deliveredAt}) FILTER (WHERE ${deliveryIs('DELIVERED', d.status)})`.mapWith(
+          d.deliveredAt,
+        ),
       nextAttemptAt: sql<Date | null>`min(${d.nextAttemptAt}) FILTER (WHERE ${pending})`.mapWith(d.nextAttemptAt),
       oldestPendingAt: sql<Date | null>`min(${d.createdAt}) FILTER (WHERE ${pending})`.mapWith(d.createdAt),
     })

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import {
   bigint,
   bigserial,
@@ -20,6 +20,14 @@ import { partners } from './partners';
 
 export const WEBHOOK_STATUSES = ['ACTIVE', 'DISABLED'] as const;
 export const DELIVERY_STATUSES = ['PENDING', 'DELIVERED'] as const;
+
+/**
+ * An event's state as the partial indexes of its table state it: a literal. In place of a bound value, a
+ * prepared statement's generic plan could not use those indexes, and would read the whole table.
+ */
+export function deliveryIs(state: (typeof DELIVERY_STATUSES)[number], status: AnyColumn): SQL {
+  return sql`${status} = ${sql.raw(`'${state}'`)}`;
+}
 
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',
@@ -98,13 +106,13 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     // What workers claim from: the pending events of an endpoint, in order.
-    index('webhook_deliveries_pending_idx').on(t.endpointId, t.seq).where(sql`${t.status} = 'PENDING'`),
+    index('webhook_deliveries_pending_idx').on(t.endpointId, t.seq).where(deliveryIs('PENDING', t.status)),
     // What keeps a review's events in order: an earlier pending event of the same review holds a later one.
     index('webhook_deliveries_pending_review_idx')
       .on(t.endpointId, t.reviewCode, t.seq)
-      .where(sql`${t.status} = 'PENDING'`),
+      .where(deliveryIs('PENDING', t.status)),
     // The partner's view: when the endpoint last succeeded.
-    index('webhook_deliveries_delivered_idx').on(t.endpointId, t.deliveredAt).where(sql`${t.status} = 'DELIVERED'`),
+    index('webhook_deliveries_delivered_idx').on(t.endpointId, t.deliveredAt).where(deliveryIs('DELIVERED', t.status)),
     check('webhook_deliveries_status', sql`${t.status} IN ('PENDING', 'DELIVERED')`),
   ],
 );

@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DatabaseHandle, openDatabase } from '../db/client';
+import { kstDayStart } from '../db/kst';
+import { partnerEndpoints } from '../db/queries/webhooks';
+import { brands, reviews, webhookDeliveries, webhookEndpoints } from '../db/schema';
+import { DEMO_WEBHOOK } from '../db/seed/demo';
+import { silentLogger } from '../server/logger';
+import { WebhookWorker } from '../server/webhooks/worker';
+import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
+import { createBrandWithReviews } from './support/factories';
+import { addTestEndpoint } from './support/webhook-delivery';
+import { WebhookReceiver } from './support/webhook-receiver';
+
+// D-28: the events' table keeps every event delivered in the last 30 days, so the statements over it reach
+// it through its indexes in any plan PostgreSQL keeps for them. After five runs of a prepared statement,
+// PostgreSQL may keep one generic plan, planned without the values, for the connection's life; a partial
+// index whose predicate is compared with a bound value is of no use to that plan, which then reads the
+// whole table on every claim. Each prepared statement is checked in its generic plan.
+
+const KEY = randomBytes(32);
+let database: DatabaseHandle & { url?: string };
+/** One connection planning every statement generically: the plans a long-lived connection may settle on. */
+let generic: DatabaseHandle | undefined;
+let receiver: WebhookReceiver;
+let url: string;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  receiver = new WebhookReceiver();
+  url = await receiver.start();
+});
+
+afterAll(async () => {
+  await generic?.close();
+  await receiver.close();
+});
+
+describe.skipIf(DRIVER !== 'postgres')('the statements over webhook events, in their generic plans (D-28)', () => {
+  it('reach the events through an index, never by reading the whole table', async () => {
+    generic = await openDatabase({ url: database.url as string, maxConnections: 1 });
+    const db = generic.db;
+    await db.execute(sql`SET plan_cache_mode = force_generic_plan`);
+    await db.update(webhookEndpoints).set({ status: 'DISABLED' }).where(eq(webhookEndpoints.id, DEMO_WEBHOOK.id));
+    const brand = await createBrandWithReviews(db, { critical: [1, 2], platforms: ['BAEMIN'], reviews: [] });
+    const added = await addTestEndpoint(db, KEY, url, { brandCodes: [brand.brandCode] });
+    receiver.secrets = [added.secret];
+    // Days of delivered events, as the table holds in service (bodies of about a kilobyte).
+    await db.insert(webhookDeliveries).values(
+      Array.from({ length: 3_000 }, (_, i) => ({
+        id: `msg_old${i}`,
+        endpointId: added.id,
+        brandId: brand.brandId,
+        reviewCode: `old${i}`,
+        type: 'review.upserted',
+        body: JSON.stringify({ type: 'review.upserted', data: { content: 'x'.repeat(900) } }),
+        status: 'DELIVERED' as const,
+        deliveredAt: new Date(),
+      })),
+    );
+    for (let i = 0; i < 3; i++)
+      await db.insert(reviews).values({
+        reviewCode: `G${randomBytes(5).toString('hex')}`,
+        brandId: brand.brandId,
+        shopId: brand.shops[0]?.id ?? 0,
+        writtenAt: new Date(kstDayStart('2026-05-01').getTime() + i * 60_000),
+        content: `review ${i}`,
+        rating: 3,
+      });
+    await transactionsSettled(generic);
+    // One attempt fails: the retry's statements run too.
+    let answered = 0;
+    receiver.answer = () => (answered++ === 0 ? { status: 503 } : { status: 204 });
+    const worker = new WebhookWorker({ db, log: silentLogger, secretsKey: KEY, allowPrivateTargets: true });
+    await worker.runOnce();
+    await worker.stop();
+    expect(receiver.received).toHaveLength(2);
+    const [owner] = await db.select({ partnerId: brands.partnerId }).from(brands).where(eq(brands.id, brand.brandId));
+    await partnerEndpoints(db, owner?.partnerId ?? 0, { limit: 20, offset: 0 });
+
+    const statements = await generic.rows<{ name: string; statement: string; types: string[] }>(
+      sql`SELECT name, statement, parameter_types::text[] AS types FROM pg_prepared_statements
+        WHERE statement LIKE '%"webhook_deliveries"%'`,
+    );
+    // Those prepared by name (the claim, the record, the events made); the rest are planned on each run.
+    expect(statements.length).toBeGreaterThanOrEqual(3);
+    const wholeTable: string[] = [];
+    for (const { name, statement, types } of statements) {
+      const values = types.map((type) => `NULL::${type}`).join(', ');
+      const plan = await generic.rows<{ 'QUERY PLAN': string }>(
+        sql.raw(`EXPLAIN EXECUTE "${name}"${values ? `(${values})` : ''}`),
+      );
+      const text = plan.map((line) => line['QUERY PLAN']).join('\n');
+      if (/Seq Scan on webhook_deliveries/.test(text)) wholeTable.push(`${statement}\n${text}`);
+    }
+    expect(wholeTable).toEqual([]);
+  });
+});
