@@ -107,7 +107,13 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
     };
     const size = options.maxConnections ?? 10;
     const sql = postgres(options.url, { ...settings, max: size });
-    const controlSql = postgres(options.url, { ...settings, max: CONTROL_CONNECTIONS });
+    const controlSql = postgres(options.url, {
+      ...settings,
+      max: CONTROL_CONNECTIONS,
+      // The webhook worker's statements run here, over tables that grow from empty: each run is planned for
+      // the table as it is now, never by a generic plan kept from when it was small (D-28).
+      connection: { ...settings.connection, plan_cache_mode: 'force_custom_plan' },
+    });
     const db = drizzlePostgres(withOwnRows(sql), { schema });
     const control = drizzlePostgres(withOwnRows(controlSql), { schema });
     const slots =
