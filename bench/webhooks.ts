@@ -14,7 +14,7 @@ import { type PacedResult, paced, quantile } from './paced';
 import { cleanUpOnExit, freePort, seededDatabase, startBuiltServer } from './scratch';
 
 // npm run build && npm run bench:webhooks [-- --reviews N | --reuse DB] [--keep] [--rate R] [--writes N]
-//   [--bulk N] [--rounds N]
+//   [--bulk N] [--rounds N] [--control]
 // Webhook delivery (D-28) from the built server (node dist/server/main.js, loopback) to a receiver process
 // (bench/webhook-receiver.ts) that verifies every signature and answers in 5 ms:
 // 1. commit to delivery: --writes single-review updates, one every 50 ms, while the API serves a paced load
@@ -24,7 +24,9 @@ import { cleanUpOnExit, freePort, seededDatabase, startBuiltServer } from './scr
 //    delivered (target: p50 and p99 within 10 % of idle), with the server's event-loop delay over each
 //    window (the longest a call waited for the loop: what the worker's own work on it adds to a call).
 // 2 and 3 run --rounds times. A window's p99 is its few slowest calls, so a single stall of the machine
-// moves it; the calls of every round's windows are also pooled, idle against during.
+// moves it; the calls of every round's windows are also pooled, idle against during. With --control the
+// endpoint is disabled before the rounds: the same writes and windows without a delivery, the figures'
+// spread between two windows that differ in nothing.
 // Results as JSON in the results folder beside this file (webhooks-<time>.json).
 
 const { values: args } = parseArgs({
@@ -36,6 +38,7 @@ const { values: args } = parseArgs({
     writes: { type: 'string', default: '200' },
     bulk: { type: 'string', default: '5000' },
     rounds: { type: 'string', default: '3' },
+    control: { type: 'boolean', default: false },
   },
 });
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -171,6 +174,7 @@ async function main() {
   );
 
   const bulk = Number(args.bulk);
+  if (args.control) await sql`UPDATE webhook_endpoints SET status = 'DISABLED' WHERE id = ${added.id}`;
   const bulkCodes = (
     await sql<{ code: string }[]>`SELECT review_code AS code FROM reviews WHERE brand_id = ${scope.id}
       ORDER BY written_at ASC LIMIT ${bulk}`
@@ -195,13 +199,15 @@ async function main() {
     await sql`UPDATE reviews SET content = content || '!' WHERE review_code = ANY(${bulkCodes})`;
     const during = await load(30, pooled.during);
     const windowEnded = performance.now();
-    await receiving.all(bulkCodes);
-    if (performance.now() - windowEnded < 1_000)
+    if (!args.control) await receiving.all(bulkCodes);
+    if (!args.control && performance.now() - windowEnded < 1_000)
       log('  the bulk was delivered before the window ended: lower --rate or raise --bulk');
     const bulkSeconds = Math.round((performance.now() - started) / 100) / 10;
     const duringLoop = await loopDelay();
     rounds.push({ bulkSeconds, idle, during, loopDelay: { idle: idleLoop, during: duringLoop } });
-    log(`round ${round}: bulk of ${bulkCodes.length} all delivered in ${bulkSeconds} s`);
+    log(
+      `round ${round}: bulk of ${bulkCodes.length} ${args.control ? 'written, not delivered' : `all delivered in ${bulkSeconds} s`}`,
+    );
     log(`  API idle ${JSON.stringify(idle)}; during deliveries ${JSON.stringify(during)}`);
     log(`  server event-loop delay idle ${JSON.stringify(idleLoop)}; during ${JSON.stringify(duringLoop)}`);
   }
