@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../db/client';
 import { kstDayStart } from '../db/kst';
-import { reviews, webhookEndpoints } from '../db/schema';
+import { webhookEndpoints } from '../db/schema';
 import { DEMO_KEYS, DEMO_WEBHOOK } from '../db/seed/demo';
 import { createCaller } from '../routers';
 import { silentLogger } from '../server/logger';
@@ -12,7 +12,7 @@ import type { Services } from '../server/trpc/services';
 import { WebhookWorker } from '../server/webhooks/worker';
 import { openTestDatabase, transactionsSettled } from './support/database';
 import { expectPartnerError } from './support/errors';
-import { createBrandWithReviews } from './support/factories';
+import { addReviews, createBrandWithReviews } from './support/factories';
 import { testServices } from './support/services';
 import { addTestEndpoint } from './support/webhook-delivery';
 import { WebhookReceiver } from './support/webhook-receiver';
@@ -45,16 +45,12 @@ beforeAll(async () => {
   // Three events, each failing once, then delivered: six attempts.
   let answered = 0;
   receiver.answer = () => (answered++ < 3 ? { status: 500, body: 'down for maintenance' } : { status: 204 });
-  for (let i = 0; i < 3; i++) {
-    await database.db.insert(reviews).values({
-      reviewCode: `P${randomBytes(5).toString('hex')}`,
-      brandId: brand.brandId,
-      shopId: brand.shops[0]?.id ?? 0,
-      writtenAt: new Date(kstDayStart('2026-05-01').getTime() + i * 60_000),
-      content: `review ${i}`,
-      rating: 4,
-    });
-  }
+  const first = kstDayStart('2026-05-01').getTime();
+  await addReviews(
+    database.db,
+    brand,
+    [0, 1, 2].map((i) => ({ shop: 0, writtenAt: new Date(first + i * 60_000), content: `review ${i}`, rating: 4 })),
+  );
   await transactionsSettled(database);
   let skew = 0;
   const worker = new WebhookWorker({

@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../db/client';
 import { kstDayStart } from '../db/kst';
 import { partnerEndpoints } from '../db/queries/webhooks';
-import { brands, reviews, webhookDeliveries, webhookEndpoints } from '../db/schema';
+import { brands, webhookDeliveries, webhookEndpoints } from '../db/schema';
 import { DEMO_WEBHOOK } from '../db/seed/demo';
 import { silentLogger } from '../server/logger';
 import { WebhookWorker } from '../server/webhooks/worker';
 import { DRIVER, openTestDatabase, transactionsSettled } from './support/database';
-import { createBrandWithReviews } from './support/factories';
+import { addReviews, createBrandWithReviews } from './support/factories';
 import { addTestEndpoint } from './support/webhook-delivery';
 import { WebhookReceiver } from './support/webhook-receiver';
 
@@ -26,18 +26,18 @@ let generic: DatabaseHandle | undefined;
 let receiver: WebhookReceiver;
 let url: string;
 
-beforeAll(async () => {
-  database = await openTestDatabase();
-  receiver = new WebhookReceiver();
-  url = await receiver.start();
-});
-
-afterAll(async () => {
-  await generic?.close();
-  await receiver.close();
-});
-
 describe.skipIf(DRIVER !== 'postgres')('the statements over webhook events (D-28)', () => {
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    receiver = new WebhookReceiver();
+    url = await receiver.start();
+  });
+
+  afterAll(async () => {
+    await generic?.close();
+    await receiver.close();
+  });
+
   it('reach the events through an index in their generic plans, never by reading the whole table', async () => {
     generic = await openDatabase({ url: database.url as string, maxConnections: 1 });
     const db = generic.db;
@@ -59,15 +59,12 @@ describe.skipIf(DRIVER !== 'postgres')('the statements over webhook events (D-28
         deliveredAt: new Date(),
       })),
     );
-    for (let i = 0; i < 3; i++)
-      await db.insert(reviews).values({
-        reviewCode: `G${randomBytes(5).toString('hex')}`,
-        brandId: brand.brandId,
-        shopId: brand.shops[0]?.id ?? 0,
-        writtenAt: new Date(kstDayStart('2026-05-01').getTime() + i * 60_000),
-        content: `review ${i}`,
-        rating: 3,
-      });
+    const first = kstDayStart('2026-05-01').getTime();
+    await addReviews(
+      db,
+      brand,
+      [0, 1, 2].map((i) => ({ shop: 0, writtenAt: new Date(first + i * 60_000), content: `review ${i}`, rating: 3 })),
+    );
     await transactionsSettled(generic);
     // One attempt fails: the retry's statements run too.
     let answered = 0;

@@ -62,15 +62,29 @@ export async function createBrandWithReviews(
       })),
     )
     .returning({ id: shops.id, platform: shops.platform, platformShopId: shops.platformShopId, name: shops.name });
-  const reviewCodes = spec.reviews.map((_, index) => `F${tag}${String(index).padStart(5, '0')}`);
-  if (spec.reviews.length) {
+  const fixture = { brandCode: brand.brandCode, brandId: brand.id, shops: shopRows };
+  return { ...fixture, reviewCodes: await addReviews(db, fixture, spec.reviews, tag) };
+}
+
+/**
+ * Reviews written to a fixture's brand, `shop` indexing its shops; their codes in the given order (they
+ * sort in it too). A change a test makes after its fixture (for the feed or a webhook to see) comes this way.
+ */
+export async function addReviews(
+  db: Db,
+  fixture: Omit<BrandFixture, 'reviewCodes'>,
+  specs: ReviewSpec[],
+  tag = randomBytes(4).toString('hex'),
+): Promise<string[]> {
+  const reviewCodes = specs.map((_, index) => `F${tag}${String(index).padStart(5, '0')}`);
+  if (specs.length) {
     await db.insert(reviews).values(
-      spec.reviews.map((review, index) => {
-        const shop = shopRows[review.shop];
+      specs.map((review, index) => {
+        const shop = fixture.shops[review.shop];
         if (!shop) throw new Error(`no shop ${review.shop}`);
         return {
           reviewCode: reviewCodes[index] ?? '',
-          brandId: brand.id,
+          brandId: fixture.brandId,
           shopId: shop.id,
           writtenAt: review.writtenAt,
           content: review.content ?? '',
@@ -85,5 +99,5 @@ export async function createBrandWithReviews(
       }),
     );
   }
-  return { brandCode: brand.brandCode, brandId: brand.id, shops: shopRows, reviewCodes };
+  return reviewCodes;
 }
