@@ -9,6 +9,7 @@ import { findBrand } from '../db/queries/brands';
 import { BENCH_BRAND_CODE } from '../db/seed/large';
 import { addEndpoint } from '../server/webhooks/admin';
 import { checkTarget } from '../server/webhooks/target';
+import { cpuSeconds } from './cpu';
 import { markdownTable } from './lib';
 import { type PacedResult, paced, quantile } from './paced';
 import { cleanUpOnExit, freePort, seededDatabase, startBuiltServer } from './scratch';
@@ -22,7 +23,9 @@ import { cleanUpOnExit, freePort, seededDatabase, startBuiltServer } from './scr
 // 2. a bulk change of --bulk reviews in one statement: time until every one arrived (target: 5,000 in 60 s);
 // 3. what an API call costs meanwhile: the same paced load idle, then from the bulk's commit while it is
 //    delivered (target: p50 and p99 within 10 % of idle), with the server's event-loop delay over each
-//    window (the longest a call waited for the loop: what the worker's own work on it adds to a call).
+//    window (the longest a call waited for the loop), and the CPU each window took: the server, the
+//    database's PostgreSQL backends and the receiver; beyond idle, over the events delivered in the window,
+//    what a delivery costs each.
 // 2 and 3 run --rounds times. A window's p99 is its few slowest calls, so a single stall of the machine
 // moves it; the calls of every round's windows are also pooled, idle against during. With --control the
 // endpoint is disabled before the rounds: the same writes and windows without a delivery, the figures'
@@ -76,6 +79,7 @@ async function receiver() {
   });
   return {
     url: `http://127.0.0.1:${port}/hooks`,
+    group: child.pid as number,
     verifyWith(secret: string) {
       child.send({ secret });
     },
@@ -89,6 +93,8 @@ async function receiver() {
 }
 
 type LoopDelay = { p99: number; max: number };
+/** CPU seconds a window took: the server, the database's PostgreSQL backends, the receiver. */
+type WindowCpu = { server: number; postgres: number; receiver: number };
 
 const ms = (value: number) => Math.round(value * 10) / 10;
 
@@ -120,6 +126,7 @@ async function main() {
       METRICS_PORT: String(metricsPort),
     },
   );
+
   /** The server's event-loop delay since the last read, in ms (prom-client starts it afresh at each scrape). */
   const loopDelay = async (): Promise<LoopDelay> => {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
@@ -128,6 +135,19 @@ async function main() {
     return { p99: gauge('nodejs_eventloop_lag_p99_seconds'), max: gauge('nodejs_eventloop_lag_max_seconds') };
   };
   const receiving = await receiver();
+  const databaseName = new URL(databaseUrl).pathname.slice(1);
+  const cpuNow = (): WindowCpu => ({
+    ...cpuSeconds(server.group, databaseName),
+    receiver: cpuSeconds(receiving.group).server,
+  });
+  const cpuSince = (start: WindowCpu): WindowCpu => {
+    const end = cpuNow();
+    return {
+      server: ms(end.server - start.server),
+      postgres: ms(end.postgres - start.postgres),
+      receiver: ms(end.receiver - start.receiver),
+    };
+  };
   const checked = await checkTarget(receiving.url, true);
   if (!('target' in checked)) throw new Error(checked.refused);
   const added = await addEndpoint(database.db, SECRETS_KEY, {
@@ -185,12 +205,17 @@ async function main() {
     idle: PacedResult;
     during: PacedResult;
     loopDelay: { idle: LoopDelay; during: LoopDelay };
+    cpu: { idle: WindowCpu; during: WindowCpu };
+    /** Events that arrived within the window during delivery. */
+    deliveredInWindow: number;
   }[] = [];
   const pooled = { idle: [] as number[], during: [] as number[] };
   for (let round = 1; round <= Number(args.rounds); round++) {
     // 3 (idle part). The API alone.
     await loopDelay();
+    const idleStart = cpuNow();
     const idle = await load(30, pooled.idle);
+    const idleCpu = cpuSince(idleStart);
     const idleLoop = await loopDelay();
 
     // 2. A bulk change, and 3. the API from its commit while it is delivered: the write itself is the
@@ -198,19 +223,36 @@ async function main() {
     for (const code of bulkCodes) receiving.arrivals.delete(code);
     const started = performance.now();
     await sql`UPDATE reviews SET content = content || '!' WHERE review_code = ANY(${bulkCodes})`;
+    const duringStart = cpuNow();
+    const windowStarted = performance.now();
     const during = await load(30, pooled.during);
     const windowEnded = performance.now();
+    const duringCpu = cpuSince(duringStart);
     if (!args.control) await receiving.all(bulkCodes);
     if (!args.control && performance.now() - windowEnded < 1_000)
       log('  the bulk was delivered before the window ended: lower --rate or raise --bulk');
     const bulkSeconds = args.control ? null : Math.round((performance.now() - started) / 100) / 10;
     const duringLoop = await loopDelay();
-    rounds.push({ bulkSeconds, idle, during, loopDelay: { idle: idleLoop, during: duringLoop } });
+    const deliveredInWindow = bulkCodes.filter((code) => {
+      const at = receiving.arrivals.get(code);
+      return at !== undefined && at >= windowStarted && at < windowEnded;
+    }).length;
+    rounds.push({
+      bulkSeconds,
+      idle,
+      during,
+      loopDelay: { idle: idleLoop, during: duringLoop },
+      cpu: { idle: idleCpu, during: duringCpu },
+      deliveredInWindow,
+    });
     log(
       `round ${round}: bulk of ${bulkCodes.length} ${args.control ? 'written, not delivered' : `all delivered in ${bulkSeconds} s`}`,
     );
     log(`  API idle ${JSON.stringify(idle)}; during deliveries ${JSON.stringify(during)}`);
     log(`  server event-loop delay idle ${JSON.stringify(idleLoop)}; during ${JSON.stringify(duringLoop)}`);
+    log(
+      `  CPU (s) idle ${JSON.stringify(idleCpu)}; during ${JSON.stringify(duringCpu)}; ${deliveredInWindow} delivered in the window`,
+    );
   }
   const summary = (latencies: number[]) => {
     latencies.sort((a, b) => a - b);
@@ -220,6 +262,14 @@ async function main() {
   const above = (during: number, idle: number) =>
     `${during >= idle ? '+' : ''}${Math.round((during / idle - 1) * 100)} %`;
   log(`unverified deliveries: ${receiving.unverified()}`);
+  // What a delivery costs each process: CPU beyond the idle window, over the events delivered in the window.
+  const deliveredInWindows = rounds.reduce((sum, round) => sum + round.deliveredInWindow, 0);
+  const extraCpu = (role: keyof WindowCpu) =>
+    ms(
+      (1000 * rounds.reduce((sum, round) => sum + round.cpu.during[role] - round.cpu.idle[role], 0)) /
+        Math.max(1, deliveredInWindows),
+    );
+  const perDelivery = { server: extraCpu('server'), postgres: extraCpu('postgres'), receiver: extraCpu('receiver') };
 
   const result = {
     when: new Date().toISOString(),
@@ -229,6 +279,7 @@ async function main() {
     bulk: { reviews: bulkCodes.length },
     rounds,
     pooled: all,
+    cpuPerDeliveryMs: perDelivery,
     unverified: receiving.unverified(),
   };
   log(
@@ -244,6 +295,12 @@ async function main() {
         value: rounds
           .map((round) => `${round.idle.p99} → ${round.during.p99} (${above(round.during.p99, round.idle.p99)})`)
           .join(', '),
+      },
+      {
+        measure: 'CPU a delivery adds, server / PostgreSQL / receiver (ms)',
+        value: args.control
+          ? 'nothing delivered (--control)'
+          : `${perDelivery.server} / ${perDelivery.postgres} / ${perDelivery.receiver}`,
       },
       {
         measure: `API p50 idle → during, ${all.idle.calls} calls pooled (ms)`,
