@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import type { OpenOptions } from '../db/client';
 
 // D-2: the environment, parsed once at start. Nothing else reads process.env.
 
@@ -137,6 +138,20 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   throw new ConfigError(`invalid configuration: ${issue?.path.join('.') ?? '?'} ${issue?.message ?? ''}`.trim());
+}
+
+/** D-20, D-21: the server's connections carry PostgreSQL's statement and lock bounds and a pool of slots. */
+export function serverDatabaseOptions(config: Config, url: string): OpenOptions {
+  return {
+    url,
+    maxConnections: config.DB_POOL_SIZE,
+    connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
+    bounds: {
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: config.DB_LOCK_TIMEOUT_MS,
+      poolWaitMs: config.DB_POOL_WAIT_MS,
+    },
+  };
 }
 
 export class ConfigError extends Error {

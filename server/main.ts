@@ -5,7 +5,7 @@ import { listenerOf, openDatabase } from '../db/client';
 import { failureLines } from '../db/failure';
 import { Replicas } from '../db/replicas';
 import { scheduleDailyAggregate } from './aggregate-schedule';
-import { ConfigError, parseConfig, STORE_CLOSE_RESERVE_MS } from './config';
+import { ConfigError, parseConfig, STORE_CLOSE_RESERVE_MS, serverDatabaseOptions } from './config';
 import { FeedStallWatch } from './feed-stall';
 import { createApp } from './http/app';
 import { createHttpServer } from './http/server';
@@ -14,6 +14,7 @@ import { enableMetrics, startMetricsServer } from './trpc/metrics';
 import { policies } from './trpc/ratelimit/sliding-window';
 import { createServices } from './trpc/services';
 import { startTracing } from './trpc/tracing';
+import { DeliveryThread } from './webhooks/delivery-thread';
 import { WebhookWorker } from './webhooks/worker';
 
 // Start: config, database, services, app, listen; drain on SIGTERM (D-1, D-2, D-17, D-20).
@@ -40,18 +41,7 @@ async function main() {
   const traced = otlp ? await startTracing(otlp) : undefined;
   // D-1: without DATABASE_URL, the embedded demo (its module is loaded only then).
   const demo = config.DATABASE_URL ? undefined : await import('./demo');
-  // D-20, D-21: the server's connections carry PostgreSQL's statement and lock bounds and a pool of slots.
-  const openServer = (url: string) =>
-    openDatabase({
-      url,
-      maxConnections: config.DB_POOL_SIZE,
-      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
-      bounds: {
-        statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-        lockTimeoutMs: config.DB_LOCK_TIMEOUT_MS,
-        poolWaitMs: config.DB_POOL_WAIT_MS,
-      },
-    });
+  const openServer = (url: string) => openDatabase(serverDatabaseOptions(config, url));
   const database = (await demo?.openDemoDatabase(log)) ?? (await openServer(config.DATABASE_URL ?? ''));
   // D-23: each replica has a pool of its own, with the same size and bounds as the primary's.
   const reads =
@@ -86,20 +76,23 @@ async function main() {
   // D-26: what holds the change feed back, on the primary.
   const feedStall = new FeedStallWatch({ db: services.control, log, warnSeconds: config.FEED_STALL_WARN_SECONDS });
   feedStall.start();
-  // D-28: webhook delivery, on the primary's own small pool (never a slot a request needs); off without its
-  // key. The demo makes its own key and delivers to its local receiver.
+  // D-28: webhook delivery, off without its key. On PostgreSQL in a thread of its own, with connections of its
+  // own (never a slot a request needs, never a turn of the calls' event loop). The demo makes its own key and
+  // delivers to its local receiver from this thread: its embedded database has one connection, this one's.
   const secretsKey = config.WEBHOOK_SECRETS_KEY ?? demo?.DEMO_WEBHOOK.secretsKey;
-  const webhooks = secretsKey
-    ? new WebhookWorker({
-        db: services.control,
-        listen: listenerOf(database.db),
-        log,
-        secretsKey,
-        allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS || demo !== undefined,
-        leaseMs: config.WEBHOOK_LEASE_MS,
-        perSecond: config.WEBHOOK_DELIVERIES_PER_SECOND,
-      })
-    : undefined;
+  const webhooks = !secretsKey
+    ? undefined
+    : database.driver === 'postgres'
+      ? new DeliveryThread(log)
+      : new WebhookWorker({
+          db: services.control,
+          listen: listenerOf(database.db),
+          log,
+          secretsKey,
+          allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS || demo !== undefined,
+          leaseMs: config.WEBHOOK_LEASE_MS,
+          perSecond: config.WEBHOOK_DELIVERIES_PER_SECOND,
+        });
   if (webhooks) void webhooks.start();
   else log.info('webhooks off: WEBHOOK_SECRETS_KEY is not set');
   // The key and brand cache listens for changes before the first call (D-14); what it does not hold yet, a

@@ -27,7 +27,7 @@ const KEY = randomBytes(32);
 const LEASE_MS = 5_000;
 const FIRST = Date.UTC(2026, 4, 1);
 
-type Instance = LoggedProcess & { base: string };
+type Instance = LoggedProcess & { base: string; metrics: string };
 
 let database: DatabaseHandle & { url?: string };
 /** The writer: its own postgres.js connection, as the platform's importers write. */
@@ -52,14 +52,24 @@ async function startInstance(env: Record<string, string> = {}): Promise<Instance
       DATABASE_URL: database.url,
       WEBHOOK_SECRETS_KEY: KEY.toString('base64'),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+      METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const instance = { ...started, base: '' };
+  const instance = { ...started, base: '', metrics: '' };
   instances.push(instance);
-  instance.base = String((await started.logged('listening')).base);
+  const listening = (await started.logged('listening')) as { base: string; metrics: { port: number } };
+  instance.base = listening.base;
+  instance.metrics = `http://127.0.0.1:${listening.metrics.port}/metrics`;
   return instance;
+}
+
+/** A metric's value as an instance serves it (its delivery thread reports to the process that serves them). */
+async function metric(instance: Instance, series: string): Promise<number> {
+  const text = await (await fetch(instance.metrics)).text();
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
+  return Number(line?.slice(series.length + 1) ?? 0);
 }
 
 const running = (instance: Instance) => instance.child.exitCode === null && instance.child.signalCode === null;
@@ -179,8 +189,9 @@ describe.skipIf(DRIVER !== 'postgres')('webhooks from several instances on one P
 
   describe('two instances, nothing failing', () => {
     let one: Instance;
+    let two: Instance;
     beforeAll(async () => {
-      [one] = await Promise.all([startInstance(), startInstance()]);
+      [one, two] = await Promise.all([startInstance(), startInstance()]);
     });
     afterAll(stopInstances);
 
@@ -220,6 +231,29 @@ describe.skipIf(DRIVER !== 'postgres')('webhooks from several instances on one P
       const attempts = await attemptsOf(fixture.webhookId);
       expect(attempts.map((attempt) => attempt.deliveryId).sort()).toEqual(made);
       expect(attempts.map((attempt) => attempt.statusCode)).toEqual(made.map(() => 204));
+      // The instances' metrics count those attempts between them, and no lag once all arrived.
+      const delivered = async () =>
+        (await metric(one, 'partner_api_webhook_attempts_total{outcome="delivered"}')) +
+        (await metric(two, 'partner_api_webhook_attempts_total{outcome="delivered"}'));
+      expect(await eventually(delivered, (count) => count >= made.length)).toBe(made.length);
+      await eventually(
+        () => Promise.all([one, two].map((instance) => metric(instance, 'partner_api_webhook_lag_seconds'))),
+        (lags) => lags.every((lag) => lag === 0),
+      );
+    });
+
+    it('each instance delivers from a thread of its own, not the one that answers calls', async () => {
+      for (const instance of [one, two])
+        expect((await instance.logged('webhook delivery started')).thread).toBeGreaterThan(0);
+    });
+
+    it('SIGTERM drains each instance, its delivery included, and it exits 0', { timeout: 60_000 }, async () => {
+      const stopping = [one, two];
+      await stopInstances();
+      for (const instance of stopping) {
+        expect(await instance.exited).toBe(0);
+        expect(instance.lines.find((line) => line.msg === 'stopped')).toMatchObject({ drained: true });
+      }
     });
   });
 

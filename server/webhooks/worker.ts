@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToCalls } from 'node:timers/promises';
+import { threadId } from 'node:worker_threads';
 import type { Db, Listen } from '../../db/client';
 import type { BrandScope } from '../../db/queries/brands';
 import {
@@ -61,6 +62,9 @@ export const RETRY_SCHEDULE_MS = [
   24 * 3_600_000,
 ];
 
+/** How an attempt went, as the attempts metric counts it: a 2xx, another status, or no answer. */
+export type AttemptCount = 'delivered' | 'rejected' | 'failed';
+
 export type WorkerOptions = {
   db: Db;
   log: Logger;
@@ -86,6 +90,8 @@ export type WorkerOptions = {
   pace?: DeliveryPace;
   /** This instance's name on the leases it takes. */
   owner?: string;
+  /** Counts each attempt made; the process's attempts metric by default. */
+  countAttempt?: (outcome: AttemptCount) => void;
 };
 
 /**
@@ -154,8 +160,9 @@ export class WebhookWorker {
         log: this.options.log,
       },
     );
-    // The name on this instance's leases: an operator reading webhook_deliveries can tell whose a lease is.
-    this.options.log.info({ owner: this.owner }, 'webhook delivery started');
+    // The name on this instance's leases: an operator reading webhook_deliveries can tell whose a lease is;
+    // and the thread delivering (0: the one that answers calls).
+    this.options.log.info({ owner: this.owner, thread: threadId }, 'webhook delivery started');
     return this.schedule.start();
   }
 
@@ -341,7 +348,8 @@ export class WebhookWorker {
           : undefined;
     const wait = Math.max(RETRY_SCHEDULE_MS[attempt] ?? 0, outcome.retryAfterMs ?? 0);
     const nextAttemptAt = delivered || stops ? null : new Date(attemptedAt.getTime() + wait);
-    metrics?.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : outcome.statusCode ? 'rejected' : 'failed' });
+    const count = this.options.countAttempt ?? ((counted) => metrics?.webhookDeliveries.inc({ outcome: counted }));
+    count(delivered ? 'delivered' : outcome.statusCode ? 'rejected' : 'failed');
     const record = {
       id: delivery.id,
       endpointId: endpoint.id,
