@@ -1,6 +1,6 @@
 import { parentPort, threadId } from 'node:worker_threads';
 
-// A delivery thread for test/delivery-thread.test.ts: reports its thread id as its lag (so the test tells one
+// A delivery thread for test/webhooks.thread.test.ts: reports its thread id as its lag (so the test tells one
 // thread from the next), fails just after starting while FAKE_DELIVERY_THREAD_FAILS is set in the
 // environment it was started with, and stops when asked.
 
