@@ -257,6 +257,33 @@ describe.skipIf(DRIVER !== 'postgres')('webhooks from several instances on one P
     });
   });
 
+  describe('an instance stopped mid-delivery', () => {
+    afterAll(stopInstances);
+
+    it('SIGTERM cuts the attempt short and gives the event back at once, unrecorded; the instance exits 0', {
+      timeout: 120_000,
+    }, async () => {
+      const fixture = await newEndpoint();
+      // The receiver holds every attempt of this brand open.
+      receiver.answer = (request) =>
+        request.event.data.brand_code === fixture.brandCode ? new Promise<never>(() => undefined) : { status: 204 };
+      const attempting = await startInstance();
+      const code = await insertReview(fixture, 3);
+      await transactionsSettled(database);
+      const held = await arrival((request) => request.event.data.review_id === code);
+      const [leased] = await deliveriesOf(fixture.webhookId);
+      expect(leased).toMatchObject({ id: held.id, leaseOwner: expect.any(String) });
+
+      attempting.child.kill('SIGTERM');
+      expect(await attempting.exited).toBe(0);
+      expect(attempting.lines.find((line) => line.msg === 'stopped')).toMatchObject({ drained: true });
+      // Given back, not counted: the next instance sends it at once, as its first attempt.
+      const [released] = await deliveriesOf(fixture.webhookId);
+      expect(released).toMatchObject({ status: 'PENDING', attempts: 0, leaseOwner: null, leaseUntil: null });
+      expect(await attemptsOf(fixture.webhookId)).toEqual([]);
+    });
+  });
+
   describe('an instance killed mid-delivery', () => {
     afterAll(stopInstances);
 
