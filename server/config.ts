@@ -2,7 +2,8 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { OpenOptions } from '../db/client';
 
-// D-2: the environment, parsed once at start. Nothing else reads process.env.
+// D-2: the environment, parsed once at start (the webhook delivery thread parses its copy of it). Nothing
+// else reads process.env.
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUndefined, schema.optional());
