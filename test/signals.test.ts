@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -39,7 +40,8 @@ function start(command: string, args: string[]): Started {
       PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      // On PostgreSQL with webhooks on, so the delivery thread starts (and drains) from each way of running.
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl, WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64') } : {}),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -77,6 +79,10 @@ async function signalAndCheck(server: Started, signal: NodeJS.Signals) {
   const port = Number(new URL(base).port);
   const answer = await fetch(`${base}/partner/v1/brands`, { headers: { 'x-partner-api-key': DEMO_KEYS.active } });
   expect(answer.status).toBe(200);
+  // Delivery runs in a thread of its own on PostgreSQL, on the calls' thread (0) beside the embedded demo.
+  const delivering = Number((await server.logged('webhook delivery started')).thread);
+  if (databaseUrl) expect(delivering).toBeGreaterThan(0);
+  else expect(delivering).toBe(0);
   const servers = childrenOf(child.pid ?? 0);
   for (const pid of [child.pid ?? 0, ...servers]) started.add(pid);
 
