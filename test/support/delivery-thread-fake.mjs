@@ -8,7 +8,7 @@ parentPort.postMessage({
   type: 'state',
   lagSeconds: threadId,
   disabledEndpoints: 0,
-  attempts: { delivered: 1, rejected: 0, failed: 0 },
+  attempts: { delivered: 0, rejected: 0, failed: 0 },
 });
 parentPort.postMessage({ type: 'started' });
 if (process.env.FAKE_DELIVERY_THREAD_FAILS)
